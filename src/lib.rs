@@ -1,0 +1,12 @@
+//! `suture`: a real-time haptic surgical suture simulator.
+//!
+//! Layers (ARCHITECTURE.md; enforced by `tests/layering.rs`):
+//! L0 [`math`] · L1 [`rod`] · L2 [`sim`] · L3 [`scene`], [`session`].
+#![warn(missing_docs)]
+#![deny(unsafe_code)]
+
+pub mod math;
+pub mod rod;
+pub mod scene;
+pub mod session;
+pub mod sim;

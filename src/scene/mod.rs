@@ -1,0 +1,1 @@
+//! L3: scene files (TOML) → validated values → a simulation world.

@@ -1,0 +1,1 @@
+//! L3: recordings and exports (trajectory .npz).

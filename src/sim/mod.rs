@@ -1,0 +1,1 @@
+//! L2: the world (rods and their drivers) and the stepper.

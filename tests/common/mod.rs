@@ -1,0 +1,89 @@
+//! Shared test references. Independent of the crate's solvers.
+#![allow(dead_code)]
+
+/// Tip of the planar elastica clamped horizontally at σ = 0 and free at σ = 1, under a dead tip
+/// load α = P L²/EI and self-weight γ = q L³/EI, both acting downwards (digest-cosserat
+/// Appendix A):  θ'' = -(α + γ(1-σ)) cos θ, θ(0) = 0, θ'(1) = 0, x' = cos θ, y' = sin θ.
+/// Solved by shooting on θ'(0) with RK4 (4000 steps) and Newton, with continuation in the load
+/// from zero. Returns (x/L, y/L drop, tip angle [rad]).
+pub fn elastica_tip(alpha: f64, gamma: f64) -> (f64, f64, f64) {
+    let steps = 4000;
+    let integrate = |k0: f64, a: f64, g: f64| -> [f64; 4] {
+        // state: θ, θ', x, y
+        let f = |s: f64, y: [f64; 4]| -> [f64; 4] {
+            [
+                y[1],
+                -(a + g * (1.0 - s)) * y[0].cos(),
+                y[0].cos(),
+                y[0].sin(),
+            ]
+        };
+        let h = 1.0 / steps as f64;
+        let mut y = [0.0, k0, 0.0, 0.0];
+        for i in 0..steps {
+            let s = i as f64 * h;
+            let k1 = f(s, y);
+            let add = |y: [f64; 4], k: [f64; 4], c: f64| {
+                [
+                    y[0] + c * k[0],
+                    y[1] + c * k[1],
+                    y[2] + c * k[2],
+                    y[3] + c * k[3],
+                ]
+            };
+            let k2 = f(s + 0.5 * h, add(y, k1, 0.5 * h));
+            let k3 = f(s + 0.5 * h, add(y, k2, 0.5 * h));
+            let k4 = f(s + h, add(y, k3, h));
+            for j in 0..4 {
+                y[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+            }
+        }
+        y
+    };
+    // Adaptive continuation in the load: a step is accepted only if Newton converges and the
+    // shooting parameter moves little, so the solution stays on the branch that grows from zero.
+    let newton = |mut k: f64, a: f64, g: f64| -> Option<f64> {
+        for _ in 0..60 {
+            let r = integrate(k, a, g)[1];
+            if r.abs() < 1e-11 {
+                return Some(k);
+            }
+            let d = 1e-7 * (1.0 + k.abs());
+            let dr = (integrate(k + d, a, g)[1] - r) / d;
+            let step = r / dr;
+            k -= step;
+            if !k.is_finite() {
+                return None;
+            }
+            // At large γ the residual θ'(1) carries amplified rounding; converge on the step.
+            if step.abs() < 1e-13 * (1.0 + k.abs()) {
+                return Some(k);
+            }
+        }
+        None
+    };
+    let mut k0 = 0.0;
+    let mut lam: f64 = 0.0;
+    let mut dl: f64 = 0.01;
+    while lam < 1.0 {
+        let next = (lam + dl).min(1.0);
+        match newton(k0, alpha * next, gamma * next) {
+            Some(k) if (k - k0).abs() < 0.1 * (1.0 + k0.abs()) => {
+                k0 = k;
+                lam = next;
+                dl = (dl * 1.5).min(0.02);
+            }
+            _ => {
+                dl *= 0.5;
+                assert!(dl > 1e-9, "elastica continuation stalled at λ = {lam}");
+            }
+        }
+    }
+    let y = integrate(k0, alpha, gamma);
+    assert!(
+        y[1].abs() < 1e-8,
+        "elastica shooting failed: θ'(1) = {}",
+        y[1]
+    );
+    (y[2], y[3], y[0])
+}
