@@ -1,1 +1,607 @@
-//! L3: scene files (TOML) → validated values → a simulation world.
+//! L3: scene files (TOML, `version = 1`) → validated values → a simulation [`World`].
+//!
+//! Parse, then validate once: syntax and type errors come from the TOML parser with their span;
+//! every semantic check names the field path, and the span of that path in the document gives
+//! line and column: `scenes/x.toml:12:10: rods[0].radius must be > 0 [m], got -0.0001`.
+
+pub mod error;
+pub mod file;
+
+pub use error::SceneError;
+pub use file::{ModelName, SceneFile};
+
+use crate::math::{Mat3, Vec3, any_perpendicular, rotation_between};
+use crate::rod::params::{self, RodParams, shear_from_poisson};
+use crate::rod::{Scheme, Strands, StrandsConfig};
+use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
+use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection};
+use toml::de::{DeTable, DeValue};
+
+/// Default number of elements per rod.
+pub const DEFAULT_ELEMENTS: usize = 50;
+
+/// Command-line overrides applied before validation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overrides {
+    /// Elements for every rod.
+    pub elements: Option<usize>,
+    /// Rod model.
+    pub model: Option<ModelName>,
+}
+
+/// A loaded, validated scene.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The parsed file.
+    pub file: SceneFile,
+    /// The world built from it, at t = 0 (not yet solved).
+    pub world: World,
+    /// The model every rod uses.
+    pub model: ModelName,
+    /// Rod parameters, per rod.
+    pub params: Vec<RodParams>,
+    /// Rod lengths [m].
+    pub lengths: Vec<f64>,
+}
+
+enum Seg<'a> {
+    Key(&'a str),
+    Idx(usize),
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+    doc: &'a toml::Spanned<DeTable<'a>>,
+}
+
+impl Ctx<'_> {
+    /// An error at the deepest part of `path` present in the document.
+    fn err(&self, path: &[Seg], message: String) -> SceneError {
+        let mut span = self.doc.span();
+        let mut cur: Option<&toml::Spanned<DeValue>> = None;
+        let mut field = String::new();
+        for (i, seg) in path.iter().enumerate() {
+            match seg {
+                Seg::Key(k) => {
+                    if i > 0 {
+                        field.push('.');
+                    }
+                    field.push_str(k);
+                }
+                Seg::Idx(n) => field.push_str(&format!("[{n}]")),
+            }
+            let next = match (cur, seg) {
+                (None, Seg::Key(k)) => self.doc.get_ref().get(*k),
+                (Some(v), Seg::Key(k)) => v.get_ref().get(*k),
+                (Some(v), Seg::Idx(n)) => v.get_ref().get(*n),
+                (None, Seg::Idx(_)) => None,
+            };
+            if let Some(v) = next {
+                span = v.span();
+                cur = Some(v);
+            } else {
+                // keep the span of the deepest existing parent
+                for s in &path[i + 1..] {
+                    match s {
+                        Seg::Key(k) => {
+                            field.push('.');
+                            field.push_str(k);
+                        }
+                        Seg::Idx(n) => field.push_str(&format!("[{n}]")),
+                    }
+                }
+                break;
+            }
+        }
+        let (line, col) = error::line_col(self.text, span.start);
+        SceneError {
+            file: self.file.to_string(),
+            line,
+            col,
+            field,
+            message,
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    format!("{v}")
+}
+
+/// Load and validate a scene file.
+pub fn load(path: &str, overrides: Overrides) -> Result<Scene, SceneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+        file: path.to_string(),
+        line: 0,
+        col: 0,
+        field: String::new(),
+        message: format!("cannot read scene file: {e}"),
+    })?;
+    parse(path, &text, overrides)
+}
+
+/// Parse and validate scene text; `file` names it in errors.
+pub fn parse(file: &str, text: &str, overrides: Overrides) -> Result<Scene, SceneError> {
+    let syntax = |e: toml::de::Error| {
+        let (line, col) = e.span().map_or((1, 1), |s| error::line_col(text, s.start));
+        SceneError {
+            file: file.to_string(),
+            line,
+            col,
+            field: String::new(),
+            message: format!("TOML syntax error: {}", e.message().trim()),
+        }
+    };
+    let doc = DeTable::parse(text).map_err(syntax)?;
+    let de = toml::Deserializer::from(doc.clone());
+    let parsed: Result<SceneFile, _> = serde_path_to_error::deserialize(de);
+    let ctx = Ctx {
+        file,
+        text,
+        doc: &doc,
+    };
+    let sf = match parsed {
+        Ok(sf) => sf,
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let (line, col) = inner
+                .span()
+                .map_or((1, 1), |s| error::line_col(text, s.start));
+            return Err(SceneError {
+                file: file.to_string(),
+                line,
+                col,
+                field: if path == "." { String::new() } else { path },
+                message: inner.message().trim().to_string(),
+            });
+        }
+    };
+    validate(&ctx, sf, overrides)
+}
+
+fn check_finite3(ctx: &Ctx, path: &[Seg], v: &[f64; 3], unit: &str) -> Result<Vec3, SceneError> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(Vec3::new(v[0], v[1], v[2]))
+    } else {
+        Err(ctx.err(path, format!("must be finite {unit}, got {v:?}")))
+    }
+}
+
+fn positive(ctx: &Ctx, path: &[Seg], v: f64, unit: &str) -> Result<f64, SceneError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(ctx.err(path, format!("must be > 0 {unit}, got {}", fmt_num(v))))
+    }
+}
+
+fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError> {
+    use Seg::{Idx, Key};
+    if sf.version != 1 {
+        return Err(ctx.err(
+            &[Key("version")],
+            format!(
+                "must be 1 (the only format version this build reads), got {}",
+                sf.version
+            ),
+        ));
+    }
+    if !(sf.duration >= 0.0 && sf.duration.is_finite()) {
+        return Err(ctx.err(
+            &[Key("duration")],
+            format!("must be ≥ 0 [s], got {}", fmt_num(sf.duration)),
+        ));
+    }
+    let gravity = check_finite3(ctx, &[Key("gravity")], &sf.gravity, "[m/s²]")?;
+    let model = ov.model.or(sf.solver.model).unwrap_or(ModelName::Strands);
+    if model != ModelName::Strands {
+        return Err(ctx.err(
+            &[Key("solver"), Key("model")],
+            format!(
+                "\"{}\" is not available in this build yet; available: \"strands\"",
+                model.as_str()
+            ),
+        ));
+    }
+    if let Some(dt) = sf.solver.dt {
+        positive(ctx, &[Key("solver"), Key("dt")], dt, "[s]")?;
+    }
+    if let Some(tol) = sf.solver.tolerance
+        && !(tol > 0.0 && tol < 1e-3)
+    {
+        return Err(ctx.err(
+            &[Key("solver"), Key("tolerance")],
+            format!("must be in (0, 1e-3) [rad or L], got {}", fmt_num(tol)),
+        ));
+    }
+    let check_elements = |path: &[Seg], e: i64| -> Result<usize, SceneError> {
+        if (1..=100_000).contains(&e) {
+            Ok(e as usize)
+        } else {
+            Err(ctx.err(path, format!("must be in 1..=100000 [-], got {e}")))
+        }
+    };
+    let default_elements = match sf.solver.elements {
+        Some(e) => check_elements(&[Key("solver"), Key("elements")], e)?,
+        None => DEFAULT_ELEMENTS,
+    };
+    // Features strands cannot honour are errors, not silent no-ops.
+    if sf.quasi_static == Some(false) {
+        return Err(ctx.err(
+            &[Key("quasi_static")],
+            "= false: model \"strands\" is quasi-static only (dynamics come with model \"cosserat\")"
+                .to_string(),
+        ));
+    }
+    if sf.self_contact {
+        return Err(ctx.err(
+            &[Key("self_contact")],
+            "= true: model \"strands\" has no self-contact (it arrives with the contact module)"
+                .to_string(),
+        ));
+    }
+    if !sf.obstacles.is_empty() {
+        return Err(ctx.err(
+            &[Key("obstacles")],
+            "are not supported by model \"strands\" (no contact yet); remove them or pick another model"
+                .to_string(),
+        ));
+    }
+    if sf.rods.is_empty() {
+        return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
+    }
+    let scheme = match sf.solver.integrator {
+        Some(IntegratorName::Euler) => Scheme::Euler,
+        _ => Scheme::Midpoint,
+    };
+    let mut config = StrandsConfig {
+        scheme,
+        ..Default::default()
+    };
+    if let Some(t) = sf.solver.tolerance {
+        config.tolerance = t;
+    }
+    let mut rods = Vec::new();
+    let mut all_params = Vec::new();
+    let mut lengths = Vec::new();
+    for (i, rs) in sf.rods.iter().enumerate() {
+        let elements = match (ov.elements, rs.elements) {
+            (Some(e), _) => e,
+            (None, Some(e)) => check_elements(&[Key("rods"), Idx(i), Key("elements")], e)?,
+            (None, None) => default_elements,
+        };
+        let (rod, p, len) = build_rod(ctx, i, rs, elements, gravity, config)?;
+        rods.push(rod);
+        all_params.push(p);
+        lengths.push(len);
+    }
+    Ok(Scene {
+        file: sf,
+        world: World { rods, time: 0.0 },
+        model,
+        params: all_params,
+        lengths,
+    })
+}
+
+fn rod_params(ctx: &Ctx, i: usize, rs: &RodSection) -> Result<RodParams, SceneError> {
+    use Seg::{Idx, Key};
+    let at = |k: &'static str| [Key("rods"), Idx(i), Key(k)];
+    let mat = match &rs.material {
+        Some(name) => Some(params::material(name).ok_or_else(|| {
+            let names: Vec<_> = params::MATERIALS.iter().map(|m| m.name).collect();
+            ctx.err(
+                &at("material"),
+                format!("\"{name}\" is not a preset; presets: {}", names.join(", ")),
+            )
+        })?),
+        None => None,
+    };
+    let radius = match (rs.radius, &rs.size) {
+        (Some(r), _) => positive(ctx, &at("radius"), r, "[m]")?,
+        (None, Some(size)) => params::usp_radius(size).ok_or_else(|| {
+            let names: Vec<_> = params::USP_SIZES.iter().map(|s| s.0).collect();
+            ctx.err(
+                &at("size"),
+                format!("\"{size}\" is not a USP size; sizes: {}", names.join(", ")),
+            )
+        })?,
+        (None, None) => {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i)],
+                "needs `radius` [m] or a USP `size` (e.g. \"2-0\")".to_string(),
+            ));
+        }
+    };
+    let e = match (rs.youngs_modulus, mat) {
+        (Some(e), _) => positive(ctx, &at("youngs_modulus"), e, "[Pa]")?,
+        (None, Some(m)) => m.youngs_modulus,
+        (None, None) => {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i)],
+                "needs `youngs_modulus` [Pa] or a `material` preset".to_string(),
+            ));
+        }
+    };
+    let g = match (rs.shear_modulus, rs.poisson_ratio, mat) {
+        (Some(_), Some(_), _) => {
+            return Err(ctx.err(
+                &at("poisson_ratio"),
+                "conflicts with shear_modulus: give one of them".to_string(),
+            ));
+        }
+        (Some(g), None, _) => positive(ctx, &at("shear_modulus"), g, "[Pa]")?,
+        (None, Some(nu), _) => {
+            if !(-1.0 < nu && nu <= 0.5) {
+                return Err(ctx.err(
+                    &at("poisson_ratio"),
+                    format!("must be in (-1, 0.5] [-], got {}", fmt_num(nu)),
+                ));
+            }
+            shear_from_poisson(e, nu)
+        }
+        (None, None, Some(m)) => shear_from_poisson(e, m.poisson_ratio),
+        (None, None, None) => {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i)],
+                "needs `shear_modulus` [Pa], `poisson_ratio` or a `material` preset".to_string(),
+            ));
+        }
+    };
+    let density = match (rs.density, mat) {
+        (Some(d), _) => positive(ctx, &at("density"), d, "[kg/m³]")?,
+        (None, Some(m)) => m.density,
+        (None, None) => {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i)],
+                "needs `density` [kg/m³] or a `material` preset".to_string(),
+            ));
+        }
+    };
+    Ok(RodParams {
+        radius,
+        youngs_modulus: e,
+        shear_modulus: g,
+        density,
+    })
+}
+
+fn motion(
+    ctx: &Ctx,
+    i: usize,
+    key: &'static str,
+    m: &MotionSection,
+) -> Result<EndMotion, SceneError> {
+    use Seg::{Idx, Key};
+    let p = |k: &'static str| [Key("rods"), Idx(i), Key(key), Key(k)];
+    if m.times.is_empty() {
+        return Err(ctx.err(&p("times"), "must list at least one time [s]".to_string()));
+    }
+    for (j, w) in m.times.windows(2).enumerate() {
+        if !(w[1] > w[0]) {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i), Key(key), Key("times"), Idx(j + 1)],
+                format!(
+                    "must be greater than the time before it [s], got {} after {}",
+                    fmt_num(w[1]),
+                    fmt_num(w[0])
+                ),
+            ));
+        }
+    }
+    if !(m.times[0] >= 0.0) || m.times.iter().any(|t| !t.is_finite()) {
+        return Err(ctx.err(&p("times"), "must be finite and ≥ 0 [s]".to_string()));
+    }
+    if m.displacement.is_none() && m.rotation.is_none() {
+        return Err(ctx.err(
+            &[Key("rods"), Idx(i), Key(key)],
+            "needs `displacement` [m] or `rotation` [rad] values".to_string(),
+        ));
+    }
+    let list = |k: &'static str, v: &Option<Vec<[f64; 3]>>, unit: &str| {
+        let Some(v) = v else {
+            return Ok(Vec::new());
+        };
+        if v.len() != m.times.len() {
+            return Err(ctx.err(
+                &p(k),
+                format!(
+                    "must have one value per time ({}), got {}",
+                    m.times.len(),
+                    v.len()
+                ),
+            ));
+        }
+        v.iter()
+            .enumerate()
+            .map(|(j, x)| {
+                check_finite3(
+                    ctx,
+                    &[Key("rods"), Idx(i), Key(key), Key(k), Idx(j)],
+                    x,
+                    unit,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let displacement = list("displacement", &m.displacement, "[m]")?;
+    let rotation = list("rotation", &m.rotation, "[rad]")?;
+    Ok(EndMotion {
+        times: m.times.clone(),
+        displacement,
+        rotation,
+    })
+}
+
+fn build_rod(
+    ctx: &Ctx,
+    i: usize,
+    rs: &RodSection,
+    elements: usize,
+    gravity: Vec3,
+    config: StrandsConfig,
+) -> Result<(SimRod, RodParams, f64), SceneError> {
+    use Seg::{Idx, Key};
+    let at = |k: &'static str| [Key("rods"), Idx(i), Key(k)];
+    if rs.centerline.len() < 2 {
+        return Err(ctx.err(
+            &at("centerline"),
+            format!("needs at least 2 points [m], got {}", rs.centerline.len()),
+        ));
+    }
+    let mut pts = Vec::with_capacity(rs.centerline.len());
+    for (j, p) in rs.centerline.iter().enumerate() {
+        pts.push(check_finite3(
+            ctx,
+            &[Key("rods"), Idx(i), Key("centerline"), Idx(j)],
+            p,
+            "[m]",
+        )?);
+    }
+    let mut length = 0.0;
+    for j in 1..pts.len() {
+        let l = (pts[j] - pts[j - 1]).norm();
+        if !(l > 1e-12) {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i), Key("centerline"), Idx(j)],
+                "repeats the point before it: segments must have length > 0 [m]".to_string(),
+            ));
+        }
+        length += l;
+    }
+    let params = rod_params(ctx, i, rs)?;
+    // Material frame at the start: d3 along the first segment, d1 from `normal`.
+    let t0 = (pts[1] - pts[0]).normalize();
+    let d1 = match rs.normal {
+        Some(n) => {
+            let n = check_finite3(ctx, &at("normal"), &n, "[-]")?;
+            let perp = n - t0 * t0.dot(&n);
+            if n.norm() == 0.0 || perp.norm() < 1e-6 * n.norm() {
+                return Err(ctx.err(
+                    &at("normal"),
+                    format!(
+                        "must not be zero or parallel to the first centerline segment, got {:?}",
+                        [n.x, n.y, n.z]
+                    ),
+                ));
+            }
+            perp.normalize()
+        }
+        None => any_perpendicular(&t0),
+    };
+    let base_rot = Mat3::from_columns(&[d1, t0.cross(&d1), t0]);
+    // Carry d1 to the last segment by parallel transport at each polyline corner.
+    let mut tip_rot = base_rot;
+    for j in 1..pts.len() - 1 {
+        let a = (pts[j] - pts[j - 1]).normalize();
+        let b = (pts[j + 1] - pts[j]).normalize();
+        tip_rot = rotation_between(&a, &b) * tip_rot;
+    }
+    let start = rs.start.unwrap_or(EndName::Clamped);
+    let end = rs.end.unwrap_or(EndName::Free);
+    if start != EndName::Clamped {
+        return Err(ctx.err(
+            &at("start"),
+            format!(
+                "= \"{}\": model \"strands\" needs a clamped start (the Standard BVP of Pai 2002); reverse the centerline to clamp the other end",
+                if start == EndName::Free { "free" } else { "pinned" }
+            ),
+        ));
+    }
+    let tip_hold = match end {
+        EndName::Free => TipHold::Free,
+        EndName::Pinned => TipHold::Pinned,
+        EndName::Clamped => TipHold::Clamped,
+    };
+    let mut tip_force = Vec3::zeros();
+    let mut tip_torque = Vec3::zeros();
+    for (j, l) in rs.loads.iter().enumerate() {
+        let lp = |k: &'static str| [Key("rods"), Idx(i), Key("loads"), Idx(j), Key(k)];
+        let f = check_finite3(ctx, &lp("force"), &l.force, "[N]")?;
+        let m = check_finite3(ctx, &lp("torque"), &l.torque, "[N m]")?;
+        match (l.at, end) {
+            (LoadAt::Start, _) => {
+                return Err(ctx.err(
+                    &lp("at"),
+                    "= \"start\" acts on the clamped start, which carries it with no effect; load the end"
+                        .to_string(),
+                ));
+            }
+            (LoadAt::End, EndName::Clamped) => {
+                return Err(ctx.err(
+                    &lp("at"),
+                    "= \"end\" acts on a clamped end, which carries it with no effect; make the end free or pinned"
+                        .to_string(),
+                ));
+            }
+            (LoadAt::End, EndName::Pinned) if f.norm() > 0.0 => {
+                return Err(ctx.err(
+                    &lp("force"),
+                    "acts on a pinned end, which carries it with no effect; only a torque can load a pinned end"
+                        .to_string(),
+                ));
+            }
+            _ => {
+                tip_force += f;
+                tip_torque += m;
+            }
+        }
+    }
+    let start_motion = match &rs.start_motion {
+        Some(m) => motion(ctx, i, "start_motion", m)?,
+        None => EndMotion::default(),
+    };
+    let end_motion = match &rs.end_motion {
+        Some(m) if end == EndName::Free => {
+            let _ = m;
+            return Err(ctx.err(
+                &at("end_motion"),
+                "moves a free end, which has nothing to move; make the end clamped or pinned"
+                    .to_string(),
+            ));
+        }
+        Some(m) => {
+            let em = motion(ctx, i, "end_motion", m)?;
+            if end == EndName::Pinned && !em.rotation.is_empty() {
+                return Err(ctx.err(
+                    &[Key("rods"), Idx(i), Key("end_motion"), Key("rotation")],
+                    "rotates a pinned end, whose rotation is free; use displacement only"
+                        .to_string(),
+                ));
+            }
+            em
+        }
+        None => EndMotion::default(),
+    };
+    let rest = Vec3::new(
+        rs.rest_curvature.map_or(0.0, |k| k[0]),
+        rs.rest_curvature.map_or(0.0, |k| k[1]),
+        rs.rest_twist.unwrap_or(0.0),
+    );
+    if !rest.iter().all(|v| v.is_finite()) {
+        return Err(ctx.err(&at("rest_curvature"), "must be finite [1/m]".to_string()));
+    }
+    let ei = params.bending_stiffness();
+    let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
+    let strands = Strands::new(length, elements, stiffness, rest, config);
+    let drive = RodDrive {
+        base: (base_rot, pts[0]),
+        tip: (tip_rot, pts[pts.len() - 1]),
+        tip_hold,
+        start_motion,
+        end_motion,
+        tip_force,
+        tip_torque,
+        distributed_force: gravity * params.linear_density(),
+    };
+    Ok((
+        SimRod {
+            model: RodModel::Strands(strands),
+            drive,
+        },
+        params,
+        length,
+    ))
+}

@@ -1,1 +1,3 @@
-//! L3: recordings and exports (trajectory .npz).
+//! L3: recordings and exports. So far: the trajectory `.npz` of `suture simulate`.
+
+pub mod npz;

@@ -1,1 +1,213 @@
-//! L2: the world (rods and their drivers) and the stepper.
+//! L2: the world (rods and what drives them) and the stepper.
+//!
+//! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
+//! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
+
+use crate::math::{Mat3, Vec3, exp_so3};
+use crate::rod::{Strands, StrandsError, StrandsProblem, StrandsReport, Tip};
+
+/// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
+/// before the first time and the last value after the last.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EndMotion {
+    /// Key times [s], strictly increasing.
+    pub times: Vec<f64>,
+    /// Displacement from the initial position at each key time [m, world].
+    pub displacement: Vec<Vec3>,
+    /// Rotation vector applied to the initial frame at each key time [rad, world].
+    pub rotation: Vec<Vec3>,
+}
+
+impl EndMotion {
+    /// Displacement [m] and rotation vector [rad] at time `t` [s].
+    pub fn at(&self, t: f64) -> (Vec3, Vec3) {
+        let n = self.times.len();
+        if n == 0 {
+            return (Vec3::zeros(), Vec3::zeros());
+        }
+        let pick = |v: &Vec<Vec3>, i: usize| v.get(i).copied().unwrap_or_else(Vec3::zeros);
+        if t <= self.times[0] {
+            return (pick(&self.displacement, 0), pick(&self.rotation, 0));
+        }
+        if t >= self.times[n - 1] {
+            return (pick(&self.displacement, n - 1), pick(&self.rotation, n - 1));
+        }
+        let i = self.times.partition_point(|&x| x <= t) - 1;
+        let s = (t - self.times[i]) / (self.times[i + 1] - self.times[i]);
+        let lerp = |v: &Vec<Vec3>| pick(v, i).lerp(&pick(v, i + 1), s);
+        (lerp(&self.displacement), lerp(&self.rotation))
+    }
+
+    /// The pose at `t` of an end whose initial frame is `rot0`, position `pos0`: rotated by the
+    /// rotation vector (world axes, about the end point), then displaced.
+    pub fn pose_at(&self, t: f64, rot0: &Mat3, pos0: &Vec3) -> (Mat3, Vec3) {
+        let (d, r) = self.at(t);
+        (exp_so3(&r) * rot0, pos0 + d)
+    }
+}
+
+/// How the tip (s = L) of a rod is held.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TipHold {
+    /// Free: loaded by the tip force and torque.
+    Free,
+    /// Position held at its initial value plus the end motion's displacement.
+    Pinned,
+    /// Pose held at its initial value moved by the end motion.
+    Clamped,
+}
+
+/// Everything that drives one rod: its held ends, motions and loads (world frame, SI).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RodDrive {
+    /// Initial base frame (body to world) and position [m].
+    pub base: (Mat3, Vec3),
+    /// Initial tip frame and position [m].
+    pub tip: (Mat3, Vec3),
+    /// How the tip is held.
+    pub tip_hold: TipHold,
+    /// Motion of the clamped base.
+    pub start_motion: EndMotion,
+    /// Motion of a held tip.
+    pub end_motion: EndMotion,
+    /// Applied tip force [N, world].
+    pub tip_force: Vec3,
+    /// Applied tip torque [N m, world].
+    pub tip_torque: Vec3,
+    /// Uniform distributed force, e.g. weight ρ A g [N/m, world].
+    pub distributed_force: Vec3,
+}
+
+impl RodDrive {
+    /// The quasi-static problem at time `t` [s].
+    pub fn problem_at(&self, t: f64) -> StrandsProblem {
+        let (base_rotation, base_position) =
+            self.start_motion.pose_at(t, &self.base.0, &self.base.1);
+        let (tip_rot, tip_pos) = self.end_motion.pose_at(t, &self.tip.0, &self.tip.1);
+        let tip = match self.tip_hold {
+            TipHold::Free => Tip::Free,
+            TipHold::Pinned => Tip::Pinned { position: tip_pos },
+            TipHold::Clamped => Tip::Clamped {
+                rotation: tip_rot,
+                position: tip_pos,
+            },
+        };
+        StrandsProblem {
+            base_rotation,
+            base_position,
+            tip,
+            tip_force: self.tip_force,
+            tip_torque: self.tip_torque,
+            distributed_force: self.distributed_force,
+        }
+    }
+}
+
+/// A rod model with its state. One variant per model; `cosserat` and `der` join later.
+#[derive(Clone, Debug)]
+pub enum RodModel {
+    /// Pai 2002 quasi-static rod.
+    Strands(Strands),
+}
+
+/// One rod of the world.
+#[derive(Clone, Debug)]
+pub struct SimRod {
+    /// The model and its state.
+    pub model: RodModel,
+    /// What holds and loads it.
+    pub drive: RodDrive,
+}
+
+impl SimRod {
+    /// Node positions [m].
+    pub fn positions(&self) -> &[Vec3] {
+        match &self.model {
+            RodModel::Strands(s) => s.positions(),
+        }
+    }
+    /// Material direction d1 per segment (unit).
+    pub fn directors(&self) -> Vec<Vec3> {
+        match &self.model {
+            RodModel::Strands(s) => s.directors(),
+        }
+    }
+    /// Largest bending curvature [1/m].
+    pub fn max_curvature(&self) -> f64 {
+        match &self.model {
+            RodModel::Strands(s) => s.max_curvature(),
+        }
+    }
+}
+
+/// A step failed for one rod.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("rods[{rod}] at t = {time} s: {source}")]
+pub struct SimError {
+    /// Index of the rod in the scene.
+    pub rod: usize,
+    /// Simulation time [s].
+    pub time: f64,
+    /// What the solver said.
+    pub source: StrandsError,
+}
+
+/// What a step did, per rod.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Time reached [s].
+    pub time: f64,
+    /// Solver report per rod.
+    pub rods: Vec<StrandsReport>,
+}
+
+/// The simulated world: rods and time.
+#[derive(Clone, Debug)]
+pub struct World {
+    /// The rods.
+    pub rods: Vec<SimRod>,
+    /// Current time [s].
+    pub time: f64,
+}
+
+impl World {
+    /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started.
+    pub fn advance_to(&mut self, t: f64) -> Result<StepReport, SimError> {
+        let mut report = StepReport {
+            time: t,
+            rods: Vec::with_capacity(self.rods.len()),
+        };
+        for (i, rod) in self.rods.iter_mut().enumerate() {
+            let prob = rod.drive.problem_at(t);
+            let r = match &mut rod.model {
+                RodModel::Strands(s) => s.solve(&prob),
+            }
+            .map_err(|source| SimError {
+                rod: i,
+                time: t,
+                source,
+            })?;
+            report.rods.push(r);
+        }
+        self.time = t;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn motion_interpolates_and_holds() {
+        let m = EndMotion {
+            times: vec![1.0, 3.0],
+            displacement: vec![Vec3::zeros(), Vec3::new(2.0, 0.0, 0.0)],
+            rotation: vec![],
+        };
+        assert_eq!(m.at(0.0).0, Vec3::zeros());
+        assert!((m.at(2.0).0 - Vec3::new(1.0, 0.0, 0.0)).norm() < 1e-15);
+        assert_eq!(m.at(5.0).0, Vec3::new(2.0, 0.0, 0.0));
+        assert_eq!(m.at(2.0).1, Vec3::zeros());
+    }
+}

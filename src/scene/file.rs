@@ -1,0 +1,204 @@
+//! The scene file format, version 1, as serde types. Every struct rejects unknown fields.
+//! Units are SI; see README "Scene format".
+
+use serde::Deserialize;
+
+/// Rod model names.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelName {
+    /// Pai 2002 quasi-static rod.
+    Strands,
+    /// Soler 2018 dynamic Cosserat rod (not yet available).
+    Cosserat,
+    /// Bergou 2008 discrete elastic rod (not yet available).
+    Der,
+}
+
+impl ModelName {
+    /// The name as written in scene files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelName::Strands => "strands",
+            ModelName::Cosserat => "cosserat",
+            ModelName::Der => "der",
+        }
+    }
+}
+
+/// Strands collocation scheme.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegratorName {
+    /// First order (Pai 2002).
+    Euler,
+    /// Second order (default).
+    Midpoint,
+}
+
+/// End condition of a rod.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EndName {
+    /// No constraint.
+    #[default]
+    Free,
+    /// Position held, rotation free.
+    Pinned,
+    /// Position and orientation held.
+    Clamped,
+}
+
+/// Which end a load acts on.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadAt {
+    /// s = 0.
+    Start,
+    /// s = L.
+    End,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Format version; must be 1.
+    pub version: i64,
+    /// Simulated time span [s] (≥ 0).
+    #[serde(default)]
+    pub duration: f64,
+    /// Gravity [m/s²]; default (0, -9.81, 0), y up.
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Rod self-contact.
+    #[serde(default)]
+    pub self_contact: bool,
+    /// Quasi-static (equilibrium per frame) or dynamic; default: the model's nature.
+    pub quasi_static: Option<bool>,
+    /// Solver settings.
+    #[serde(default)]
+    pub solver: SolverSection,
+    /// The rods (at least one).
+    pub rods: Vec<RodSection>,
+    /// Static obstacles.
+    #[serde(default)]
+    pub obstacles: Vec<Obstacle>,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+/// `[solver]`.
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSection {
+    /// Rod model; default `strands`.
+    pub model: Option<ModelName>,
+    /// Time step of dynamic models [s].
+    pub dt: Option<f64>,
+    /// Elements (segments) per rod; default 50.
+    pub elements: Option<i64>,
+    /// Strands collocation scheme; default `midpoint`.
+    pub integrator: Option<IntegratorName>,
+    /// Newton residual tolerance (rad, or units of L); default 1e-13.
+    pub tolerance: Option<f64>,
+}
+
+/// `[[rods]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RodSection {
+    /// Initial centreline polyline [m], 2+ points; its length is the rod's length.
+    pub centerline: Vec<[f64; 3]>,
+    /// Material preset: nylon, polypropylene, silk, polyglactin.
+    pub material: Option<String>,
+    /// USP size, e.g. "2-0" (sets the radius).
+    pub size: Option<String>,
+    /// Radius [m].
+    pub radius: Option<f64>,
+    /// Young's modulus [Pa].
+    pub youngs_modulus: Option<f64>,
+    /// Shear modulus [Pa].
+    pub shear_modulus: Option<f64>,
+    /// Poisson's ratio [-].
+    pub poisson_ratio: Option<f64>,
+    /// Density [kg/m³].
+    pub density: Option<f64>,
+    /// Reference direction for d1 at the start [-]; default: any perpendicular.
+    pub normal: Option<[f64; 3]>,
+    /// Rest curvature (κ1, κ2) in the material frame [1/m].
+    pub rest_curvature: Option<[f64; 2]>,
+    /// Rest twist rate [rad/m].
+    pub rest_twist: Option<f64>,
+    /// Start condition; default clamped.
+    pub start: Option<EndName>,
+    /// End condition; default free.
+    pub end: Option<EndName>,
+    /// Elements for this rod (overrides `solver.elements`).
+    pub elements: Option<i64>,
+    /// Point loads at the ends.
+    #[serde(default)]
+    pub loads: Vec<LoadSection>,
+    /// Motion of a clamped start.
+    pub start_motion: Option<MotionSection>,
+    /// Motion of a held end.
+    pub end_motion: Option<MotionSection>,
+}
+
+/// `[[rods.loads]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Which end.
+    pub at: LoadAt,
+    /// Force [N, world].
+    #[serde(default)]
+    pub force: [f64; 3],
+    /// Torque [N m, world].
+    #[serde(default)]
+    pub torque: [f64; 3],
+}
+
+/// `[rods.start_motion]` / `[rods.end_motion]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MotionSection {
+    /// Key times [s], strictly increasing, ≥ 0.
+    pub times: Vec<f64>,
+    /// Displacements [m] at the key times.
+    pub displacement: Option<Vec<[f64; 3]>>,
+    /// Rotation vectors [rad] at the key times.
+    pub rotation: Option<Vec<[f64; 3]>>,
+}
+
+/// `[[obstacles]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Obstacle {
+    /// Half-space bounded by a plane.
+    Plane {
+        /// A point on the plane [m].
+        point: [f64; 3],
+        /// Outward normal [-].
+        normal: [f64; 3],
+        /// Coulomb friction coefficient [-].
+        #[serde(default)]
+        friction: f64,
+    },
+    /// Finite solid cylinder.
+    Cylinder {
+        /// Centre [m].
+        center: [f64; 3],
+        /// Axis direction [-].
+        axis: [f64; 3],
+        /// Radius [m].
+        radius: f64,
+        /// Length [m].
+        length: f64,
+        /// Coulomb friction coefficient [-].
+        #[serde(default)]
+        friction: f64,
+    },
+}

@@ -1,0 +1,123 @@
+//! Malformed scene fixtures (tests/fixtures/bad): each fails with its exact message, naming file,
+//! line, column and field, and the CLI exits with code 2. None panics.
+
+use std::process::Command;
+use suture::scene::{self, Overrides};
+
+const CASES: &[(&str, &str)] = &[
+    (
+        "tests/fixtures/bad/free_start.toml",
+        r#"tests/fixtures/bad/free_start.toml:6:9: rods[0].start = "free": model "strands" needs a clamped start (the Standard BVP of Pai 2002); reverse the centerline to clamp the other end"#,
+    ),
+    (
+        "tests/fixtures/bad/load_on_clamped.toml",
+        r#"tests/fixtures/bad/load_on_clamped.toml:8:6: rods[0].loads[0].at = "end" acts on a clamped end, which carries it with no effect; make the end free or pinned"#,
+    ),
+    (
+        "tests/fixtures/bad/missing_radius.toml",
+        r#"tests/fixtures/bad/missing_radius.toml:2:1: rods[0] needs `radius` [m] or a USP `size` (e.g. "2-0")"#,
+    ),
+    (
+        "tests/fixtures/bad/model_unavailable.toml",
+        r#"tests/fixtures/bad/model_unavailable.toml:3:9: solver.model "der" is not available in this build yet; available: "strands""#,
+    ),
+    (
+        "tests/fixtures/bad/motion_times.toml",
+        r#"tests/fixtures/bad/motion_times.toml:8:20: rods[0].end_motion.times[2] must be greater than the time before it [s], got 1 after 1"#,
+    ),
+    (
+        "tests/fixtures/bad/negative_radius.toml",
+        r#"tests/fixtures/bad/negative_radius.toml:6:10: rods[0].radius must be > 0 [m], got -0.0001"#,
+    ),
+    (
+        "tests/fixtures/bad/normal_parallel.toml",
+        r#"tests/fixtures/bad/normal_parallel.toml:6:10: rods[0].normal must not be zero or parallel to the first centerline segment, got [2.0, 0.0, 0.0]"#,
+    ),
+    (
+        "tests/fixtures/bad/obstacles.toml",
+        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles are not supported by model "strands" (no contact yet); remove them or pick another model"#,
+    ),
+    (
+        "tests/fixtures/bad/one_point.toml",
+        r#"tests/fixtures/bad/one_point.toml:5:14: rods[0].centerline needs at least 2 points [m], got 1"#,
+    ),
+    (
+        "tests/fixtures/bad/poisson.toml",
+        r#"tests/fixtures/bad/poisson.toml:5:17: rods[0].poisson_ratio must be in (-1, 0.5] [-], got 0.6"#,
+    ),
+    (
+        "tests/fixtures/bad/repeated_point.toml",
+        r#"tests/fixtures/bad/repeated_point.toml:5:39: rods[0].centerline[2] repeats the point before it: segments must have length > 0 [m]"#,
+    ),
+    (
+        "tests/fixtures/bad/syntax.toml",
+        r#"tests/fixtures/bad/syntax.toml:2:8: TOML syntax error: unclosed table, expected `]`"#,
+    ),
+    (
+        "tests/fixtures/bad/unknown_field.toml",
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `quasi_static`, `solver`, `rods`, `obstacles`"#,
+    ),
+    (
+        "tests/fixtures/bad/unknown_material.toml",
+        r#"tests/fixtures/bad/unknown_material.toml:4:12: rods[0].material "steel" is not a preset; presets: nylon, polypropylene, silk, polyglactin"#,
+    ),
+    (
+        "tests/fixtures/bad/unknown_model.toml",
+        r#"tests/fixtures/bad/unknown_model.toml:3:9: solver.model unknown variant `fem`, expected one of `strands`, `cosserat`, `der`"#,
+    ),
+    (
+        "tests/fixtures/bad/version.toml",
+        r#"tests/fixtures/bad/version.toml:1:11: version must be 1 (the only format version this build reads), got 2"#,
+    ),
+    (
+        "tests/fixtures/bad/wrong_type.toml",
+        r#"tests/fixtures/bad/wrong_type.toml:4:10: rods[0].radius invalid type: string "thick", expected f64"#,
+    ),
+    (
+        "tests/fixtures/bad/zero_elements.toml",
+        r#"tests/fixtures/bad/zero_elements.toml:3:12: solver.elements must be in 1..=100000 [-], got 0"#,
+    ),
+];
+
+#[test]
+fn each_fixture_gives_its_exact_message() {
+    assert!(CASES.len() >= 10);
+    for (file, want) in CASES {
+        let got = scene::load(file, Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(&got, want, "{file}");
+    }
+}
+
+#[test]
+fn cli_reports_scene_errors_with_exit_code_2() {
+    for (file, want) in CASES {
+        let o = Command::new(env!("CARGO_BIN_EXE_suture"))
+            .args(["simulate", file, "--out", "/dev/null"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).trim(),
+            format!("error: {want}")
+        );
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_suture"))
+        .args([
+            "simulate",
+            "scenes/does_not_exist.toml",
+            "--out",
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read scene file"));
+}
+
+#[test]
+fn every_fixture_file_is_listed() {
+    let n = std::fs::read_dir("tests/fixtures/bad").unwrap().count();
+    assert_eq!(n, CASES.len());
+}
