@@ -275,7 +275,7 @@ fn local_strain(
         if du <= tol(&u) {
             return Some((u, arc));
         }
-        if !(du < 0.5 * prev) {
+        if du.is_nan() || du >= 0.5 * prev {
             break;
         }
         prev = du;
@@ -339,8 +339,9 @@ fn solve_small(a: &mut [[f64; 6]; 6], b: &mut [f64; 6], d: usize) -> Option<[f64
         b.swap(col, piv);
         for row in col + 1..d {
             let f = a[row][col] / a[col][col];
-            for k in col..d {
-                a[row][k] -= f * a[col][k];
+            let pivot_row = a[col];
+            for (dst, src) in a[row][col..d].iter_mut().zip(&pivot_row[col..d]) {
+                *dst -= f * src;
             }
             b[row] -= f * b[col];
         }
@@ -706,8 +707,10 @@ impl Strands {
         report.sweeps += 1;
         let mut norm = max_abs(&r, d);
         let eps = 1e-5;
+        let mut prev_norm = f64::INFINITY;
         for _ in 0..self.config.max_newton_iterations {
-            if norm < self.config.tolerance {
+            // Converged, or at the rounding floor where further iterations only shave noise.
+            if norm < self.config.tolerance || (norm < STAGNATION_FLOOR && norm > 0.1 * prev_norm) {
                 self.unknowns = self.unknowns_at(&base, prob, &x);
                 report.residual = norm;
                 return Ok(sweep);
@@ -734,7 +737,13 @@ impl Strands {
             let mut accepted = false;
             // Newton step first; if the Jacobian is singular (e.g. at a buckling point) or the
             // line search fails, Levenberg–Marquardt steps with growing damping.
-            for mu in [0.0, 1e-8, 1e-6, 1e-4, 1e-2, 1.0] {
+            prev_norm = norm;
+            let mus: &[f64] = if norm < STAGNATION_FLOOR {
+                &[0.0]
+            } else {
+                &[0.0, 1e-8, 1e-6, 1e-4, 1e-2, 1.0]
+            };
+            for &mu in mus {
                 let Some(step) = Self::damped_step(&jac, &r, d, mu) else {
                     continue;
                 };
@@ -903,12 +912,16 @@ impl Strands {
 
     /// Largest change of curvature or twist against `before`, times L (dimensionless).
     fn strain_change(&self, before: &[Vec3]) -> f64 {
+        // Relative to the strain already present: a strongly bent rod may change a lot in
+        // absolute terms for a small move of its ends.
+        let scale = 1.0 + 0.5 * before.iter().map(|u| u.amax()).fold(0.0, f64::max) * self.length;
         self.strain
             .iter()
             .zip(before)
             .map(|(a, b)| (a - b).amax())
             .fold(0.0, f64::max)
             * self.length
+            / scale
     }
 
     /// Adaptive continuation from the solved problem `from` (whose solution the unknowns hold)

@@ -380,7 +380,7 @@ fn motion(
         return Err(ctx.err(&p("times"), "must list at least one time [s]".to_string()));
     }
     for (j, w) in m.times.windows(2).enumerate() {
-        if !(w[1] > w[0]) {
+        if w[1].is_nan() || w[1] <= w[0] {
             return Err(ctx.err(
                 &[Key("rods"), Idx(i), Key(key), Key("times"), Idx(j + 1)],
                 format!(
@@ -391,7 +391,7 @@ fn motion(
             ));
         }
     }
-    if !(m.times[0] >= 0.0) || m.times.iter().any(|t| !t.is_finite()) {
+    if m.times[0] < 0.0 || m.times.iter().any(|t| !t.is_finite()) {
         return Err(ctx.err(&p("times"), "must be finite and ≥ 0 [s]".to_string()));
     }
     if m.displacement.is_none() && m.rotation.is_none() {
@@ -463,7 +463,7 @@ fn build_rod(
     let mut length = 0.0;
     for j in 1..pts.len() {
         let l = (pts[j] - pts[j - 1]).norm();
-        if !(l > 1e-12) {
+        if l.is_nan() || l <= 1e-12 {
             return Err(ctx.err(
                 &[Key("rods"), Idx(i), Key("centerline"), Idx(j)],
                 "repeats the point before it: segments must have length > 0 [m]".to_string(),
