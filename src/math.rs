@@ -53,9 +53,16 @@ fn horner(c: &[f64; 10], x: f64) -> f64 {
     let mut i = 9;
     while i > 0 {
         i -= 1;
-        s = s.mul_add(x, c[i]);
+        // Plain multiply-add: `f64::mul_add` is a libm call unless the build targets FMA hardware.
+        s = s * x + c[i];
     }
     s
+}
+
+/// The first five terms of [`horner`]'s series.
+#[inline]
+fn horner5(c: &[f64; 10], x: f64) -> f64 {
+    (((c[4] * x + c[3]) * x + c[2]) * x + c[1]) * x + c[0]
 }
 
 /// The four Rodrigues-type coefficients of a rotation angle `θ`:
@@ -66,7 +73,15 @@ fn horner(c: &[f64; 10], x: f64) -> f64 {
 /// (digest-cosserat A.6, "singularity-free form").
 #[inline]
 pub fn rodrigues_coeffs(theta2: f64) -> [f64; 4] {
-    if theta2 < 1.0 {
+    if theta2 < 1e-2 {
+        // Five terms: the first omitted one is below θ¹⁰/11! < 3e-18.
+        [
+            horner5(&SER_A, theta2),
+            horner5(&SER_B, theta2),
+            horner5(&SER_C, theta2),
+            horner5(&SER_D, theta2),
+        ]
+    } else if theta2 < 1.0 {
         [
             horner(&SER_A, theta2),
             horner(&SER_B, theta2),
@@ -122,13 +137,26 @@ impl Arc {
     #[inline]
     pub fn new(w: &Vec3, sigma: f64) -> Arc {
         let phi = w * sigma;
-        let [a, b, c, d] = rodrigues_coeffs(phi.norm_squared());
-        let k = skew(&phi);
-        let k2 = k * k;
-        let rot = Mat3::identity() + k * a + k2 * b;
-        // [φ] e3 and [φ]² e3 are the third columns of k and k².
-        let ke3 = k.column(2).into_owned();
-        let k2e3 = k2.column(2).into_owned();
+        let t2 = phi.norm_squared();
+        let [a, b, c, d] = rodrigues_coeffs(t2);
+        // [φ]² = φφᵀ - θ² I, written out (a hot kernel: no 3×3 products).
+        let (x, y, z) = (phi.x, phi.y, phi.z);
+        let (bx, by, bz) = (b * x, b * y, b * z);
+        let diag = 1.0 - b * t2;
+        let rot = Mat3::new(
+            diag + bx * x,
+            bx * y - a * z,
+            bx * z + a * y,
+            by * x + a * z,
+            diag + by * y,
+            by * z - a * x,
+            bz * x - a * y,
+            bz * y + a * x,
+            diag + bz * z,
+        );
+        // [φ] e3 = (y, -x, 0); [φ]² e3 = z φ - θ² e3.
+        let ke3 = Vec3::new(y, -x, 0.0);
+        let k2e3 = Vec3::new(z * x, z * y, z * z - t2);
         let p = (E3 + ke3 * b + k2e3 * c) * sigma;
         let pp = (E3 * 0.5 + ke3 * c + k2e3 * d) * (sigma * sigma);
         Arc { rot, p, pp }
@@ -204,6 +232,29 @@ mod tests {
         let c = rodrigues_coeffs(x);
         assert!((c[0] - (1.0 - x / 6.0 + x * x / 120.0)).abs() < 1e-16);
         assert!((c[3] - (1.0 / 24.0 - x / 720.0 + x * x / 40320.0)).abs() < 1e-16);
+    }
+
+    #[test]
+    fn short_series_matches_long_series_at_its_switch() {
+        let x = 1e-2;
+        for c in [SER_A, SER_B, SER_C, SER_D] {
+            let (short, long) = (horner5(&c, x), horner(&c, x));
+            assert!(
+                (short - long).abs() <= 1e-17 * long.abs(),
+                "{short} vs {long}"
+            );
+        }
+    }
+
+    #[test]
+    fn arc_rotation_matches_nalgebra_on_every_branch() {
+        // θ on the 5-term, 10-term and closed-form branches.
+        for theta in [1e-9, 1e-3, 0.09, 0.11, 0.5, 0.99, 1.01, 2.5, 3.1] {
+            let axis = Vec3::new(0.3, -0.8, 0.52).normalize();
+            let arc = Arc::new(&(axis * theta), 1.0);
+            let reference = Rotation3::new(axis * theta).into_inner();
+            assert!((arc.rot - reference).amax() < 4e-16, "θ = {theta}");
+        }
     }
 
     #[test]
