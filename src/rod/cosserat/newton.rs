@@ -1,0 +1,469 @@
+//! Coupled implicit Newton solver for the Cosserat rod (digest-cosserat C.2): the implicit step
+//! is the minimiser of the incremental potential
+//!
+//!   Φ(x, u) = Σ_i m_i/(2h²)|x_i - x̃_i|²  +  Σ_e (2/h²) Im(ũ_e⁻¹u_e)ᵀ J_e Im(ũ_e⁻¹u_e)
+//!           + V_SE + V_BT  - Σ m_i g·x_i - F·x_end  - τ·(rotation of the end segment)
+//!           + damping:  α m_i/(2h)|x_i - x_i^n|²  +  (β/h) [V_SE, V_BT with the previous
+//!             strains as rest strains]
+//!
+//! where `x̃ = x^n + h v^n`, `ũ = u^n ∘ exp(h ω^n)` are the inertial predictions (Soler 2018
+//! Algorithm 1, lines 1–3, eq. (14); the rotational term is the quaternion distance in the body
+//! frame, `(2/h²)|Im|²_J ≈ (1/(2h²)) θᵀ J θ`, digest B.6 advice). The Newton system is banded
+//! (half-bandwidth 8) and solved by Cholesky; an indefinite Hessian gets a Marquardt shift.
+//! The gyroscopic term `ω × Jω` is omitted: for a suture `J/h²` is ~1e-9 of the elastic terms
+//! (digest C.1).
+
+use super::energy::{self, Hessian};
+use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
+use crate::math::{Quat, Vec3};
+
+/// Inertia and damping of one solve: `None` for a static (equilibrium) solve.
+#[derive(Clone, Copy, Debug)]
+struct Dynamics {
+    /// Effective step [s] (h, or h/2 for the midpoint half step).
+    h: f64,
+}
+
+/// Global index of node `i`'s first position coordinate.
+#[inline]
+fn xi(i: usize) -> usize {
+    6 * i
+}
+
+/// Global index of segment `e`'s first rotation coordinate.
+#[inline]
+fn ti(e: usize) -> usize {
+    6 * e + 3
+}
+
+/// Body-frame rotation increment: `u ∘ exp_q(δ)`, renormalised. Returns the norm error.
+#[inline]
+fn rotate(q: &Quat, d: &Vec3) -> (Quat, f64) {
+    let r = q.into_inner() * Quat::from_scaled_axis(*d).into_inner();
+    let n = r.norm();
+    (Quat::new_unchecked(r / n), (1.0 - n).abs())
+}
+
+/// Which degrees of freedom are held: the positions of pinned and clamped end nodes. (A
+/// clamped end's frame is not a degree of freedom of the rod: it enters through the boundary
+/// bend–twist joint, see `objective`.)
+fn held(ends: (EndCondition, EndCondition), n: usize, dof: usize) -> bool {
+    (dof < 3 && ends.0 != EndCondition::Free) || (dof >= xi(n) && ends.1 != EndCondition::Free)
+}
+
+/// Evaluate Φ at (x, q); with `assemble`, also fill the gradient and banded Hessian.
+fn objective(
+    rod: &mut CosseratRod,
+    trial: bool,
+    dynamics: Option<Dynamics>,
+    drive: &Drive,
+    assemble: Option<Hessian>,
+) -> f64 {
+    let p = &rod.params;
+    let n = p.segments;
+    let l = p.segment_length;
+    let w = &mut rod.work;
+    let (x, q) = if trial {
+        (&w.x_trial, &w.q_trial)
+    } else {
+        (&rod.x, &rod.q)
+    };
+    if assemble.is_some() {
+        w.h.clear();
+        w.g.iter_mut().for_each(|v| *v = 0.0);
+    }
+    let mut phi = 0.0;
+    // Nodes: inertia, mass damping, gravity, end forces.
+    for i in 0..=n {
+        let m = rod.mass[i];
+        let mut f_ext = rod.mass[i] * drive.gravity;
+        if i == 0 {
+            f_ext += drive.start_force;
+        }
+        if i == n {
+            f_ext += drive.end_force;
+        }
+        phi -= f_ext.dot(&x[i]);
+        let mut grad = -f_ext;
+        let mut diag = 0.0;
+        if let Some(d) = dynamics {
+            let wi = m / (d.h * d.h);
+            let dx = x[i] - w.x_pred[i];
+            phi += 0.5 * wi * dx.norm_squared();
+            grad += dx * wi;
+            diag += wi;
+            if p.mass_damping > 0.0 {
+                let wd = p.mass_damping * m / d.h;
+                let dv = x[i] - w.x_prev[i];
+                phi += 0.5 * wd * dv.norm_squared();
+                grad += dv * wd;
+                diag += wd;
+            }
+        }
+        if assemble.is_some() {
+            for k in 0..3 {
+                w.g[xi(i) + k] += grad[k];
+                w.h.add_diagonal(xi(i) + k, diag);
+            }
+        }
+    }
+    let zero = Vec3::zeros();
+    let beta = dynamics.map_or(0.0, |d| p.stiffness_damping / d.h);
+    let kind = assemble.unwrap_or(Hessian::GaussNewton);
+    // Segments: stretch–shear (+ its strain-rate damping) and rotational inertia.
+    for e in 0..n {
+        let r = q[e].to_rotation_matrix().into_inner();
+        let (mut v, mut g9, mut h9) =
+            energy::stretch_shear(&x[e], &x[e + 1], &r, l, &p.stretch_stiffness, &zero, kind);
+        if beta > 0.0 {
+            let c = p.stretch_stiffness * beta;
+            let (vd, gd, hd) =
+                energy::stretch_shear(&x[e], &x[e + 1], &r, l, &c, &w.gamma_prev[e], kind);
+            v += vd;
+            g9 += gd;
+            h9 += hd;
+        }
+        phi += v;
+        if let Some(d) = dynamics {
+            // (2/h²) Im(ũ⁻¹u)ᵀ J Im(ũ⁻¹u): a bend–twist term against the prediction, l = 1.
+            let c = p.rotational_density * (l / (d.h * d.h));
+            let (vr, gr, hr) = energy::bend_twist(&w.q_pred[e], &q[e], 1.0, &c, &zero, kind);
+            phi += vr;
+            if assemble.is_some() {
+                for a in 0..3 {
+                    g9[3 + a] += gr[3 + a];
+                    for b in 0..3 {
+                        h9[(3 + a, 3 + b)] += hr[(3 + a, 3 + b)];
+                    }
+                }
+            }
+        }
+        if assemble.is_some() {
+            let base = xi(e);
+            for a in 0..9 {
+                w.g[base + a] += g9[a];
+                for b in 0..=a {
+                    w.h.add_lower(base + a, base + b, h9[(a, b)]);
+                }
+            }
+        }
+    }
+    // Joints: bend–twist (+ damping).
+    for j in 0..n.saturating_sub(1) {
+        let (mut v, mut g6, mut h6) = energy::bend_twist(
+            &q[j],
+            &q[j + 1],
+            l,
+            &p.bend_stiffness,
+            &p.rest_darboux,
+            kind,
+        );
+        if beta > 0.0 {
+            let c = p.bend_stiffness * beta;
+            let (vd, gd, hd) = energy::bend_twist(&q[j], &q[j + 1], l, &c, &w.omega_prev[j], kind);
+            v += vd;
+            g6 += gd;
+            h6 += hd;
+        }
+        phi += v;
+        if assemble.is_some() {
+            let idx = [
+                ti(j),
+                ti(j) + 1,
+                ti(j) + 2,
+                ti(j + 1),
+                ti(j + 1) + 1,
+                ti(j + 1) + 2,
+            ];
+            for a in 0..6 {
+                w.g[idx[a]] += g6[a];
+                for b in 0..6 {
+                    if idx[a] >= idx[b] {
+                        w.h.add_lower(idx[a], idx[b], h6[(a, b)]);
+                    }
+                }
+            }
+        }
+    }
+    // Clamped ends: a bend–twist joint of length l/2 between the held frame and the end
+    // segment, so the clamp acts at s = 0 (or L) and not at the segment's midpoint (digest
+    // B.11 item 11: clamping the segment frame itself shortens the rod by l/2, an O(1/N) error).
+    let half = 0.5 * l;
+    if rod.ends.0 == EndCondition::Clamped {
+        let (v, g6, h6) = energy::bend_twist(
+            &drive.start.rotation,
+            &q[0],
+            half,
+            &p.bend_stiffness,
+            &p.rest_darboux,
+            kind,
+        );
+        phi += v;
+        if assemble.is_some() {
+            for a in 0..3 {
+                w.g[ti(0) + a] += g6[3 + a];
+                for b in 0..=a {
+                    w.h.add_lower(ti(0) + a, ti(0) + b, h6[(3 + a, 3 + b)]);
+                }
+            }
+        }
+    }
+    if rod.ends.1 == EndCondition::Clamped {
+        let (v, g6, h6) = energy::bend_twist(
+            &q[n - 1],
+            &drive.end.rotation,
+            half,
+            &p.bend_stiffness,
+            &p.rest_darboux,
+            kind,
+        );
+        phi += v;
+        if assemble.is_some() {
+            for a in 0..3 {
+                w.g[ti(n - 1) + a] += g6[a];
+                for b in 0..=a {
+                    w.h.add_lower(ti(n - 1) + a, ti(n - 1) + b, h6[(a, b)]);
+                }
+            }
+        }
+    }
+    if assemble.is_some() {
+        // Dead end torques: virtual work τ·(R δ), so ∂Φ/∂δ = -Rᵀτ (no potential; see `step_work`).
+        let t0 = q[0].inverse() * drive.start_torque;
+        let t1 = q[n - 1].inverse() * drive.end_torque;
+        for k in 0..3 {
+            w.g[ti(0) + k] -= t0[k];
+            w.g[ti(n - 1) + k] -= t1[k];
+        }
+        for dof in 0..w.g.len() {
+            if held(rod.ends, n, dof) {
+                w.g[dof] = 0.0;
+                w.h.pin(dof);
+            }
+        }
+    }
+    phi
+}
+
+/// Largest force [N] and moment [N m] imbalance of the assembled gradient.
+fn residual(rod: &CosseratRod) -> (f64, f64) {
+    let n = rod.params.segments;
+    let (mut f, mut m) = (0.0f64, 0.0f64);
+    for (k, g) in rod.work.g.iter().enumerate() {
+        if k % 6 < 3 || k >= xi(n) {
+            f = f.max(g.abs());
+        } else {
+            m = m.max(g.abs());
+        }
+    }
+    (f, m)
+}
+
+/// Newton iterations on Φ from the current state (ends already imposed).
+fn newton(
+    rod: &mut CosseratRod,
+    dynamics: Option<Dynamics>,
+    drive: &Drive,
+    max_iterations: usize,
+    report: &mut CosseratReport,
+) -> Result<(), CosseratError> {
+    let n = rod.params.segments;
+    let l = rod.params.segment_length;
+    let tol = rod.config.tolerance;
+    let fscale = rod.force_scale(drive);
+    let dofs = 6 * n + 3;
+    let mut phi = objective(rod, false, dynamics, drive, Some(Hessian::Exact));
+    let mut backup = rod.work.h.clone();
+    report.converged = false;
+    for it in 0..max_iterations {
+        if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
+            return Err(CosseratError::NonFinite { iteration: it });
+        }
+        // Factor, with a Marquardt shift if the Hessian is indefinite.
+        backup.clone_from(&rod.work.h);
+        let mut mu = 0.0;
+        loop {
+            if rod.work.h.factor().is_ok() {
+                break;
+            }
+            mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
+            if mu > 1e4 {
+                return Err(CosseratError::Singular);
+            }
+            report.shifts += 1;
+            rod.work.h.clone_from(&backup);
+            for i in 0..dofs {
+                let d = backup.get(i, i).abs().max(1e-300);
+                rod.work.h.add_diagonal(i, mu * d);
+            }
+        }
+        let w = &mut rod.work;
+        w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
+        w.h.solve(&mut w.dz);
+        let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
+        let (mut dx_max, mut dth_max) = (0.0f64, 0.0f64);
+        for (k, d) in w.dz.iter().enumerate() {
+            if k % 6 < 3 || k >= xi(n) {
+                dx_max = dx_max.max(d.abs());
+            } else {
+                dth_max = dth_max.max(d.abs());
+            }
+        }
+        // Work of the dead end torques along the step, τ·(R dθ) per unit t.
+        let tq = {
+            let d0 = Vec3::new(w.dz[ti(0)], w.dz[ti(0) + 1], w.dz[ti(0) + 2]);
+            let d1 = Vec3::new(w.dz[ti(n - 1)], w.dz[ti(n - 1) + 1], w.dz[ti(n - 1) + 2]);
+            drive.start_torque.dot(&(rod.q[0] * d0)) + drive.end_torque.dot(&(rod.q[n - 1] * d1))
+        };
+        let small = dx_max <= tol * l && dth_max <= tol;
+        // Backtracking line search (Armijo) on Φ, assembling at the accepted point.
+        let mut t = 1.0;
+        let mut accepted = false;
+        let mut qerr = 0.0f64;
+        for _ in 0..40 {
+            let w = &mut rod.work;
+            for i in 0..=n {
+                let d = Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
+                w.x_trial[i] = rod.x[i] + d * t;
+            }
+            qerr = 0.0;
+            for e in 0..n {
+                let d = Vec3::new(w.dz[ti(e)], w.dz[ti(e) + 1], w.dz[ti(e) + 2]);
+                let (qn, er) = rotate(&rod.q[e], &(d * t));
+                w.q_trial[e] = qn;
+                qerr = qerr.max(er);
+            }
+            let phi_t = objective(rod, true, dynamics, drive, Some(Hessian::Exact)) - t * tq;
+            if phi_t <= phi + 1e-4 * t * slope || (small && phi_t <= phi + 1e-12 * phi.abs()) {
+                phi = phi_t + 0.0;
+                accepted = true;
+                break;
+            }
+            t *= 0.5;
+        }
+        report.iterations = it + 1;
+        if !accepted {
+            // No decrease: at the rounding floor (or a bad direction); reassemble where we are.
+            objective(rod, false, dynamics, drive, Some(Hessian::Exact));
+            let (f, m) = residual(rod);
+            report.residual = (f / fscale).max(m / (fscale * l));
+            report.converged = report.residual < 1e-6;
+            return Ok(());
+        }
+        std::mem::swap(&mut rod.x, &mut rod.work.x_trial);
+        std::mem::swap(&mut rod.q, &mut rod.work.q_trial);
+        report.max_quaternion_error = report.max_quaternion_error.max(qerr);
+        // Φ now includes the accumulated torque work; keep it relative to the new point.
+        phi += t * tq;
+        let (f, m) = residual(rod);
+        report.residual = (f / fscale).max(m / (fscale * l));
+        if small && t == 1.0 {
+            report.converged = true;
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// One implicit step of length `h` [s].
+pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+    let n = rod.params.segments;
+    let l = rod.params.segment_length;
+    let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
+    let he = if midpoint { 0.5 * h } else { h };
+    {
+        let w = &mut rod.work;
+        w.x_prev.copy_from_slice(&rod.x);
+        w.q_prev.copy_from_slice(&rod.q);
+        for e in 0..n {
+            let r = rod.q[e].to_rotation_matrix().into_inner();
+            w.gamma_prev[e] = energy::shear_strain(&rod.x[e], &rod.x[e + 1], &r, l);
+        }
+        for j in 0..n.saturating_sub(1) {
+            w.omega_prev[j] = energy::darboux(&rod.q[j], &rod.q[j + 1], l);
+        }
+        for i in 0..=n {
+            w.x_pred[i] = rod.x[i] + rod.v[i] * he;
+        }
+        for e in 0..n {
+            w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
+        }
+        rod.x.copy_from_slice(&w.x_pred);
+        rod.q.copy_from_slice(&w.q_pred);
+    }
+    // Held ends: at the step's end (Euler) or half way (midpoint).
+    let mut d = *drive;
+    if midpoint {
+        let (x0, xn) = (rod.work.x_prev[0], rod.work.x_prev[n]);
+        let (q0, qn) = (rod.work.q_prev[0], rod.work.q_prev[n - 1]);
+        d.start.position = (x0 + drive.start.position) * 0.5;
+        d.end.position = (xn + drive.end.position) * 0.5;
+        d.start.rotation = q0.slerp(&align(&drive.start.rotation, &q0), 0.5);
+        d.end.rotation = qn.slerp(&align(&drive.end.rotation, &qn), 0.5);
+    }
+    CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
+    let mut report = CosseratReport::default();
+    let cap = rod.config.max_iterations;
+    if let Err(e) = newton(rod, Some(Dynamics { h: he }), &d, cap, &mut report) {
+        rod.x.copy_from_slice(&rod.work.x_prev);
+        rod.q.copy_from_slice(&rod.work.q_prev);
+        return Err(e);
+    }
+    finish_step(rod, h, midpoint);
+    rod.measure(&drive.gravity, &mut report);
+    Ok(report)
+}
+
+/// The same sign as `reference` (q and -q are the same rotation).
+fn align(q: &Quat, reference: &Quat) -> Quat {
+    if q.coords.dot(&reference.coords) < 0.0 {
+        Quat::new_unchecked(-q.into_inner())
+    } else {
+        *q
+    }
+}
+
+/// Velocities from the solved positions; for the midpoint rule, extrapolate the half step.
+pub(crate) fn finish_step(rod: &mut CosseratRod, h: f64, midpoint: bool) {
+    let n = rod.params.segments;
+    let w = &rod.work;
+    if midpoint {
+        let he = 0.5 * h;
+        for i in 0..=n {
+            let v_half = (rod.x[i] - w.x_prev[i]) / he;
+            rod.x[i] = rod.x[i] * 2.0 - w.x_prev[i];
+            rod.v[i] = v_half * 2.0 - rod.v[i];
+        }
+        for e in 0..n {
+            let half = (w.q_prev[e].inverse() * rod.q[e]).scaled_axis();
+            rod.q[e] = w.q_prev[e] * Quat::from_scaled_axis(half * 2.0);
+            rod.omega[e] = half / he * 2.0 - rod.omega[e];
+        }
+    } else {
+        for i in 0..=n {
+            rod.v[i] = (rod.x[i] - w.x_prev[i]) / h;
+        }
+        for e in 0..n {
+            rod.omega[e] = (w.q_prev[e].inverse() * rod.q[e]).scaled_axis() / h;
+        }
+    }
+}
+
+/// Static equilibrium by Newton with line search and Marquardt shifts (a local minimum of the
+/// potential energy, reached from the current state). Velocities are set to zero.
+pub fn equilibrate(rod: &mut CosseratRod, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+    rod.work.x_prev.copy_from_slice(&rod.x);
+    rod.work.q_prev.copy_from_slice(&rod.q);
+    CosseratRod::impose_ends(&mut rod.x, rod.ends, drive);
+    let mut report = CosseratReport::default();
+    let cap = rod.config.max_iterations.max(500);
+    if let Err(e) = newton(rod, None, drive, cap, &mut report) {
+        rod.x.copy_from_slice(&rod.work.x_prev);
+        rod.q.copy_from_slice(&rod.work.q_prev);
+        return Err(e);
+    }
+    rod.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+    rod.omega.iter_mut().for_each(|v| *v = Vec3::zeros());
+    rod.measure(&drive.gravity, &mut report);
+    Ok(report)
+}

@@ -1,0 +1,278 @@
+//! Soler, Martin & Sorkine-Hornung 2018, Algorithm 1: Projective Dynamics for Cosserat rods,
+//! with the corrections of digest-cosserat B.6–B.7.
+//!
+//! Local step: the stretch–shear projection decoupled into a position target (edge = l d3,
+//! eq. (17)) and an orientation target (minimal rotation of d3 onto the edge, eq. (18)); the
+//! bend–twist projection rotates both quaternions half way towards the rest relative rotation
+//! (eq. (21), rest-curvature form of digest B.5).
+//!
+//! Global step (eq. (13)), decoupled (digest B.7): positions solve three tridiagonal systems with
+//! one prefactored matrix `M/h² + α M/h + (EA/l) L` (held nodes are Dirichlet rows, so moving
+//! targets only change the right-hand side); each quaternion is the weighted average of its
+//! targets, renormalised.
+//!
+//! Weights, in the quaternion metric `|Δu|² ≈ θ²/4` so that each PD term equals the continuum
+//! energy to second order (digest B.6: the published `w_BT = 4GJ/l` gives twice the bending
+//! stiffness, and the published `J` acts on world components):
+//!   positions  `w = EA l` on `|Δx/l - d3|²`            (Soler eq. (22))
+//!   shear      `w = 4 GA l`                            (shear energy `(l/2) GA θ²`)
+//!   bend–twist `w = 8 EI / l`                          (`(l/2) EI (θ/l)²`; twist also gets EI)
+//!   inertia    `w = 4 J_e / h²`, body frame            (`J θ²/(2h²)`)
+//!   torque     quaternion force `2 u ∘ τ_body`         (digest B.6 advice)
+//! Stiffness damping (β) is not available in PD; mass damping (α) is.
+
+use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
+use crate::math::{E3, Quat, Vec3};
+use nalgebra::Quaternion;
+
+/// Prefactored position matrix and local-step buffers.
+#[derive(Clone, Debug)]
+pub struct PdWork {
+    /// Step the factor was built for [s], and the end conditions.
+    key: (f64, EndCondition, EndCondition),
+    /// LDLᵀ of the tridiagonal matrix: diagonal `d` and sub-diagonal multipliers `m`.
+    d: Vec<f64>,
+    m: Vec<f64>,
+    off: f64,
+    rhs: Vec<Vec3>,
+    num: Vec<Quaternion<f64>>,
+}
+
+impl PdWork {
+    fn new(rod: &CosseratRod, h: f64) -> Self {
+        let n = rod.params.segments;
+        let p = &rod.params;
+        let k = p.stretch_stiffness.z / p.segment_length; // EA / l
+        let mut diag: Vec<f64> = rod
+            .mass
+            .iter()
+            .map(|m| m / (h * h) + p.mass_damping * m / h)
+            .collect();
+        for e in 0..n {
+            diag[e] += k;
+            diag[e + 1] += k;
+        }
+        let held = |i: usize| {
+            (i == 0 && rod.ends.0 != EndCondition::Free)
+                || (i == n && rod.ends.1 != EndCondition::Free)
+        };
+        // Sub-diagonal -k, zeroed next to Dirichlet rows (the known value moves to the RHS).
+        let mut sub = vec![-k; n];
+        for i in 0..=n {
+            if held(i) {
+                diag[i] = 1.0;
+                if i > 0 {
+                    sub[i - 1] = 0.0;
+                }
+                if i < n {
+                    sub[i] = 0.0;
+                }
+            }
+        }
+        // LDLᵀ (Thomas): d_i = a_i - s_{i-1}² / d_{i-1}, multiplier m_{i-1} = s_{i-1}/d_{i-1}.
+        let mut d = vec![0.0; n + 1];
+        let mut m = vec![0.0; n];
+        d[0] = diag[0];
+        for i in 1..=n {
+            m[i - 1] = sub[i - 1] / d[i - 1];
+            d[i] = diag[i] - m[i - 1] * sub[i - 1];
+        }
+        PdWork {
+            key: (h, rod.ends.0, rod.ends.1),
+            d,
+            m,
+            off: k,
+            rhs: vec![Vec3::zeros(); n + 1],
+            num: vec![Quaternion::new(0.0, 0.0, 0.0, 0.0); n],
+        }
+    }
+
+    fn solve(&mut self) {
+        let n = self.d.len() - 1;
+        for i in 1..=n {
+            let prev = self.rhs[i - 1];
+            self.rhs[i] -= prev * self.m[i - 1];
+        }
+        for i in 0..=n {
+            self.rhs[i] /= self.d[i];
+        }
+        for i in (0..n).rev() {
+            let next = self.rhs[i + 1];
+            self.rhs[i] -= next * self.m[i];
+        }
+    }
+}
+
+/// `q` or `-q`, whichever is closer to `reference`.
+fn align(q: Quaternion<f64>, reference: &Quaternion<f64>) -> Quaternion<f64> {
+    if q.coords.dot(&reference.coords) < 0.0 {
+        -q
+    } else {
+        q
+    }
+}
+
+/// The minimal rotation taking unit `a` to unit `b` (digest B.4 closed form).
+fn from_two_vectors(a: &Vec3, b: &Vec3) -> Quaternion<f64> {
+    let c = 1.0 + a.dot(b);
+    if c < 1e-12 {
+        let axis = crate::math::any_perpendicular(a);
+        return Quaternion::new(0.0, axis.x, axis.y, axis.z);
+    }
+    let v = a.cross(b);
+    Quaternion::new(c, v.x, v.y, v.z).normalize()
+}
+
+/// One PD step of length `h` [s] with `config.max_iterations` local/global iterations.
+pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+    let n = rod.params.segments;
+    let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
+    let he = if midpoint { 0.5 * h } else { h };
+    let rebuild = match &rod.work.pd {
+        Some(w) => w.key != (he, rod.ends.0, rod.ends.1),
+        None => true,
+    };
+    if rebuild {
+        rod.work.pd = Some(PdWork::new(rod, he));
+    }
+    let mut pw = rod.work.pd.take().expect("built above");
+    let p = rod.params.clone();
+    let l = p.segment_length;
+    {
+        let w = &mut rod.work;
+        w.x_prev.copy_from_slice(&rod.x);
+        w.q_prev.copy_from_slice(&rod.q);
+        for i in 0..=n {
+            w.x_pred[i] = rod.x[i] + rod.v[i] * he;
+        }
+        for e in 0..n {
+            w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
+        }
+        rod.x.copy_from_slice(&w.x_pred);
+        rod.q.copy_from_slice(&w.q_pred);
+    }
+    let mut d = *drive;
+    if midpoint {
+        let w = &rod.work;
+        d.start.position = (w.x_prev[0] + drive.start.position) * 0.5;
+        d.end.position = (w.x_prev[n] + drive.end.position) * 0.5;
+        d.start.rotation = w.q_prev[0].slerp(&drive.start.rotation, 0.5);
+        d.end.rotation = w.q_prev[n - 1].slerp(&drive.end.rotation, 0.5);
+    }
+    CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
+    let held_node = |i: usize| {
+        (i == 0 && rod.ends.0 != EndCondition::Free) || (i == n && rod.ends.1 != EndCondition::Free)
+    };
+    let ea = p.stretch_stiffness.z;
+    let w_shear = 4.0 * p.stretch_stiffness.x * l;
+    let w_bend = 8.0 * p.bend_stiffness.x.min(p.bend_stiffness.y) / l;
+    // Rest relative rotation q0 with Im = lΩ̂/2 (Soler eq. (11) inverted).
+    let im0 = p.rest_darboux * (0.5 * l);
+    let q0 = Quaternion::new(
+        (1.0 - im0.norm_squared()).max(0.0).sqrt(),
+        im0.x,
+        im0.y,
+        im0.z,
+    );
+    let mut report = CosseratReport::default();
+    for _ in 0..rod.config.max_iterations {
+        // Position right-hand side: inertia, damping, gravity, loads, and the SE targets l d3.
+        for i in 0..=n {
+            let m = rod.mass[i];
+            pw.rhs[i] = rod.work.x_pred[i] * (m / (he * he))
+                + rod.work.x_prev[i] * (p.mass_damping * m / he)
+                + d.gravity * m;
+        }
+        pw.rhs[0] += d.start_force;
+        pw.rhs[n] += d.end_force;
+        for e in 0..n {
+            let d3 = rod.q[e] * E3;
+            pw.rhs[e + 1] += d3 * ea;
+            pw.rhs[e] -= d3 * ea;
+            // Quaternion targets: inertia, then shear (eq. (18)).
+            let u = rod.q[e].into_inner();
+            let inert = p.rotational_density * (4.0 * l / (he * he));
+            let w_in = (inert.x + inert.y + inert.z) / 3.0;
+            pw.num[e] = align(rod.work.q_pred[e].into_inner(), &u) * w_in;
+            let edge = rod.x[e + 1] - rod.x[e];
+            let b = (rod.q[e].inverse() * edge).normalize();
+            let target = u * from_two_vectors(&E3, &b);
+            pw.num[e] += align(target, &u) * w_shear;
+        }
+        // Dirichlet rows: the held value, and its coupling moved to the neighbours' RHS.
+        for i in [0, n] {
+            if held_node(i) {
+                let xv = rod.x[i];
+                pw.rhs[i] = xv;
+                if i > 0 && !held_node(i - 1) {
+                    pw.rhs[i - 1] += xv * pw.off;
+                }
+                if i < n && !held_node(i + 1) {
+                    pw.rhs[i + 1] += xv * pw.off;
+                }
+            }
+        }
+        // Bend–twist targets (eq. (21), rest-curvature form).
+        for j in 0..n.saturating_sub(1) {
+            let ua = rod.q[j].into_inner();
+            let ub = rod.q[j + 1].into_inner();
+            let mut rel = ua.conjugate() * ub;
+            if rel.w < 0.0 {
+                rel = -rel;
+            }
+            let excess = rel * q0.conjugate();
+            let half = (excess + Quaternion::identity()).normalize();
+            let ta = ua * half;
+            let tb = ub * (rel.conjugate() * half * q0);
+            pw.num[j] += align(ta, &ua) * w_bend;
+            pw.num[j + 1] += align(tb, &ub) * w_bend;
+        }
+        // Clamped ends: the half-length boundary joint (as in the Newton solver) pulls the end
+        // segment all the way to the held frame times half the rest rotation; energy
+        // (l/4) EI (2θ/l)² = EI θ²/l = (w/2)(θ²/4) gives the same weight 8 EI/l.
+        let im_half = p.rest_darboux * (0.25 * l);
+        let q_half = Quaternion::new(
+            (1.0 - im_half.norm_squared()).max(0.0).sqrt(),
+            im_half.x,
+            im_half.y,
+            im_half.z,
+        );
+        if rod.ends.0 == EndCondition::Clamped {
+            let u = rod.q[0].into_inner();
+            let target = d.start.rotation.into_inner() * q_half;
+            pw.num[0] += align(target, &u) * w_bend;
+        }
+        if rod.ends.1 == EndCondition::Clamped {
+            let u = rod.q[n - 1].into_inner();
+            let target = d.end.rotation.into_inner() * q_half.conjugate();
+            pw.num[n - 1] += align(target, &u) * w_bend;
+        }
+        // End torques as quaternion forces 2 u ∘ τ_body.
+        for (e, tau) in [(0, d.start_torque), (n - 1, d.end_torque)] {
+            let tb = rod.q[e].inverse() * tau;
+            let u = rod.q[e].into_inner();
+            pw.num[e] += u * Quaternion::new(0.0, tb.x, tb.y, tb.z) * 2.0;
+        }
+        pw.solve();
+        for i in 0..=n {
+            if !held_node(i) {
+                rod.x[i] = pw.rhs[i];
+            }
+        }
+        for e in 0..n {
+            rod.q[e] = Quat::new_normalize(pw.num[e]);
+        }
+        report.iterations += 1;
+    }
+    rod.work.pd = Some(pw);
+    if rod.x.iter().any(|x| !x.iter().all(|v| v.is_finite())) {
+        rod.x.copy_from_slice(&rod.work.x_prev);
+        rod.q.copy_from_slice(&rod.work.q_prev);
+        return Err(CosseratError::NonFinite {
+            iteration: report.iterations,
+        });
+    }
+    super::newton::finish_step(rod, h, midpoint);
+    rod.measure(&drive.gravity, &mut report);
+    Ok(report)
+}
