@@ -223,6 +223,10 @@ pub(crate) struct Work {
     pub x_trial: Vec<Vec3>,
     pub q_trial: Vec<Quat>,
     pub pd: Option<pd::PdWork>,
+    /// Hold every node position (the rotation-only solve of the midpoint rule).
+    pub pin_positions: bool,
+    /// Held frames at the start of the step.
+    pub held_prev: (Quat, Quat),
 }
 
 /// One dynamic Cosserat rod: state, parameters, held ends and solver settings.
@@ -244,6 +248,8 @@ pub struct CosseratRod {
     pub omega: Vec<Vec3>,
     /// Lumped node masses [kg].
     pub mass: Vec<f64>,
+    /// Frames held at the start and the end (used by clamped ends) at the current time.
+    pub held_frames: (Quat, Quat),
     pub(crate) work: Work,
 }
 
@@ -281,11 +287,15 @@ impl CosseratRod {
             x_trial: positions.clone(),
             q_trial: frames.clone(),
             pd: None,
+            pin_positions: false,
+            held_prev: (frames[0], frames[n - 1]),
         };
+        let held_frames = (frames[0], frames[n - 1]);
         CosseratRod {
             params,
             ends,
             config,
+            held_frames,
             v: vec![Vec3::zeros(); n + 1],
             omega: vec![Vec3::zeros(); n],
             x: positions,
@@ -349,7 +359,8 @@ impl CosseratRod {
             .fold(0.0, f64::max)
     }
 
-    /// Stretch–shear and bend–twist energies [J].
+    /// Stretch–shear and bend–twist energies [J], including the half-length joints of clamped
+    /// ends.
     pub fn elastic_energy(&self) -> (f64, f64) {
         let p = &self.params;
         let l = p.segment_length;
@@ -362,6 +373,17 @@ impl CosseratRod {
         for om in self.darboux() {
             let d = om - p.rest_darboux;
             bt += 0.5 * l * d.dot(&d.component_mul(&p.bend_stiffness));
+        }
+        let n = p.segments;
+        let mut boundary = |a: &Quat, b: &Quat| {
+            let d = energy::darboux(a, b, 0.5 * l) - p.rest_darboux;
+            bt += 0.25 * l * d.dot(&d.component_mul(&p.bend_stiffness));
+        };
+        if self.ends.0 == EndCondition::Clamped {
+            boundary(&self.held_frames.0, &self.q[0]);
+        }
+        if self.ends.1 == EndCondition::Clamped {
+            boundary(&self.q[n - 1], &self.held_frames.1);
         }
         (se, bt)
     }
@@ -422,15 +444,28 @@ impl CosseratRod {
 
     /// Advance by `h` [s] to the targets and loads of `drive` (evaluated at the step's end).
     pub fn step(&mut self, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
-        match self.config.method {
+        let before = self.held_frames;
+        self.work.held_prev = before;
+        self.held_frames = (drive.start.rotation, drive.end.rotation);
+        let r = match self.config.method {
             Method::Newton => newton::step(self, h, drive),
             Method::Pd => pd::step(self, h, drive),
+        };
+        if r.is_err() {
+            self.held_frames = before;
         }
+        r
     }
 
     /// Static equilibrium under `drive`, from the current state (velocities are zeroed).
     pub fn equilibrate(&mut self, drive: &Drive) -> Result<CosseratReport, CosseratError> {
-        newton::equilibrate(self, drive)
+        let before = self.held_frames;
+        self.held_frames = (drive.start.rotation, drive.end.rotation);
+        let r = newton::equilibrate(self, drive);
+        if r.is_err() {
+            self.held_frames = before;
+        }
+        r
     }
 
     /// Apply the held-end targets of `drive` to the node positions.

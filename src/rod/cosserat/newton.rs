@@ -236,7 +236,8 @@ fn objective(
             w.g[ti(n - 1) + k] -= t1[k];
         }
         for dof in 0..w.g.len() {
-            if held(rod.ends, n, dof) {
+            let position = dof % 6 < 3 || dof >= xi(n);
+            if held(rod.ends, n, dof) || (w.pin_positions && position) {
                 w.g[dof] = 0.0;
                 w.h.pin(dof);
             }
@@ -395,7 +396,7 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
     let mut d = *drive;
     if midpoint {
         let (x0, xn) = (rod.work.x_prev[0], rod.work.x_prev[n]);
-        let (q0, qn) = (rod.work.q_prev[0], rod.work.q_prev[n - 1]);
+        let (q0, qn) = rod.work.held_prev;
         d.start.position = (x0 + drive.start.position) * 0.5;
         d.end.position = (xn + drive.end.position) * 0.5;
         d.start.rotation = q0.slerp(&align(&drive.start.rotation, &q0), 0.5);
@@ -410,12 +411,33 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
         return Err(e);
     }
     finish_step(rod, h, midpoint);
+    if midpoint {
+        // The frames carry (almost) no inertia (J/h² ~ 1e-9 of the elastic terms for a suture,
+        // digest C.1): they are algebraic unknowns, and extrapolating them like positions would
+        // leave them off their equilibrium at t_{n+1} and bleed energy. Re-solve them with the
+        // positions held, so the state at t_{n+1} is consistent.
+        rod.work.pin_positions = true;
+        let mut rot = CosseratReport::default();
+        let r = newton(rod, None, drive, cap, &mut rot);
+        rod.work.pin_positions = false;
+        if let Err(e) = r {
+            rod.x.copy_from_slice(&rod.work.x_prev);
+            rod.q.copy_from_slice(&rod.work.q_prev);
+            return Err(e);
+        }
+        report.iterations += rot.iterations;
+        report.shifts += rot.shifts;
+        let n = rod.params.segments;
+        for e in 0..n {
+            rod.omega[e] = (rod.work.q_prev[e].inverse() * rod.q[e]).scaled_axis() / h;
+        }
+    }
     rod.measure(&drive.gravity, &mut report);
     Ok(report)
 }
 
 /// The same sign as `reference` (q and -q are the same rotation).
-fn align(q: &Quat, reference: &Quat) -> Quat {
+pub(crate) fn align(q: &Quat, reference: &Quat) -> Quat {
     if q.coords.dot(&reference.coords) < 0.0 {
         Quat::new_unchecked(-q.into_inner())
     } else {

@@ -156,8 +156,9 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
         let w = &rod.work;
         d.start.position = (w.x_prev[0] + drive.start.position) * 0.5;
         d.end.position = (w.x_prev[n] + drive.end.position) * 0.5;
-        d.start.rotation = w.q_prev[0].slerp(&drive.start.rotation, 0.5);
-        d.end.rotation = w.q_prev[n - 1].slerp(&drive.end.rotation, 0.5);
+        let (q0, qn) = w.held_prev;
+        d.start.rotation = q0.slerp(&super::newton::align(&drive.start.rotation, &q0), 0.5);
+        d.end.rotation = qn.slerp(&super::newton::align(&drive.end.rotation, &qn), 0.5);
     }
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
     let held_node = |i: usize| {
