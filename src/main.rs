@@ -4,8 +4,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use suture::rod::CosseratReport;
 use suture::scene::{self, ModelName, Overrides};
 use suture::session::npz::{self, Array};
+use suture::sim::RodReport;
 
 #[derive(Parser)]
 #[command(name = "suture", version, about = "Haptic surgical suture simulator")]
@@ -96,6 +98,9 @@ fn simulate(
     let mut sweeps = vec![0usize; nrods];
     let mut max_kappa = vec![0.0f64; nrods];
     let mut warned = vec![false; nrods];
+    let mut steps = vec![0usize; nrods];
+    let mut unconverged = vec![0usize; nrods];
+    let mut last_report: Vec<Option<CosseratReport>> = vec![None; nrods];
     let started = Instant::now();
     for &t in &times {
         let report = match sc.world.advance_to(t) {
@@ -106,15 +111,30 @@ fn simulate(
             }
         };
         for (i, rod) in sc.world.rods.iter().enumerate() {
-            iterations[i] += report.rods[i].newton_iterations;
-            sweeps[i] += report.rods[i].sweeps;
             max_kappa[i] = max_kappa[i].max(rod.max_curvature());
-            if report.rods[i].amplification > 1e6 && !warned[i] {
-                warned[i] = true;
-                eprintln!(
-                    "warning: rods[{i}] at t = {t} s: tension number T L²/EI = {:.0}; the two-sweep amplifies rounding by {:.1e} (refused above 1e8)",
-                    report.rods[i].tension_number, report.rods[i].amplification
-                );
+            match &report.rods[i] {
+                RodReport::Strands(r) => {
+                    iterations[i] += r.newton_iterations;
+                    sweeps[i] += r.sweeps;
+                    if r.amplification > 1e6 && !warned[i] {
+                        warned[i] = true;
+                        eprintln!(
+                            "warning: rods[{i}] at t = {t} s: tension number T L²/EI = {:.0}; the two-sweep amplifies rounding by {:.1e} (refused above 1e8)",
+                            r.tension_number, r.amplification
+                        );
+                    }
+                }
+                RodReport::Cosserat {
+                    last,
+                    steps: k,
+                    iterations: it,
+                    unconverged: u,
+                } => {
+                    iterations[i] += it;
+                    steps[i] += k;
+                    unconverged[i] += u;
+                    last_report[i] = Some(*last);
+                }
             }
             for p in rod.positions() {
                 pos[i].extend_from_slice(&[p.x, p.y, p.z]);
@@ -162,19 +182,38 @@ fn simulate(
     }
     for (i, rod) in sc.world.rods.iter().enumerate() {
         let tip = rod.positions()[rod.positions().len() - 1];
+        let solver = match &last_report[i] {
+            None => format!(
+                "{} Newton iterations ({} sweeps) over {} frames",
+                iterations[i], sweeps[i], frames
+            ),
+            Some(r) => format!(
+                "{} steps, {} iterations ({} steps unconverged); final: stretch {:.1e}, energy {:.4e} J (bend {:.3e}, kinetic {:.3e})",
+                steps[i],
+                iterations[i],
+                unconverged[i],
+                r.max_stretch,
+                r.total_energy(),
+                r.bend_energy,
+                r.kinetic_energy
+            ),
+        };
         println!(
-            "rod{i}: model {} N={} tip [{:.6}, {:.6}, {:.6}] m, max curvature {:.4} 1/m, {} Newton iterations ({} sweeps) over {} frames, wall {:.3} ms",
+            "rod{i}: model {} N={} tip [{:.6}, {:.6}, {:.6}] m, max curvature {:.4} 1/m, {solver}, wall {:.3} ms",
             sc.model.as_str(),
             rod.positions().len() - 1,
             tip.x,
             tip.y,
             tip.z,
             max_kappa[i],
-            iterations[i],
-            sweeps[i],
-            frames,
             wall.as_secs_f64() * 1e3
         );
+        if unconverged[i] > 0 {
+            eprintln!(
+                "warning: rods[{i}]: {} of {} steps hit the iteration cap before converging (raise solver.iterations)",
+                unconverged[i], steps[i]
+            );
+        }
     }
     println!("wrote {out}");
     ExitCode::SUCCESS

@@ -6,6 +6,22 @@ use suture::scene::{self, Overrides};
 
 const CASES: &[(&str, &str)] = &[
     (
+        "tests/fixtures/bad/pd_stiffness_damping.toml",
+        r#"tests/fixtures/bad/pd_stiffness_damping.toml:9:21: rods[0].stiffness_damping is not available with solver = "pd" (use mass_damping, or the newton solver)"#,
+    ),
+    (
+        "tests/fixtures/bad/negative_damping.toml",
+        r#"tests/fixtures/bad/negative_damping.toml:8:16: rods[0].mass_damping must be ≥ 0 and finite, got -1"#,
+    ),
+    (
+        "tests/fixtures/bad/zero_iterations.toml",
+        r#"tests/fixtures/bad/zero_iterations.toml:4:14: solver.iterations must be in 1..=100000 [-], got 0"#,
+    ),
+    (
+        "tests/fixtures/bad/solver_on_strands.toml",
+        r#"tests/fixtures/bad/solver_on_strands.toml:3:10: solver.solver applies to model "cosserat" only"#,
+    ),
+    (
         "tests/fixtures/bad/free_start.toml",
         r#"tests/fixtures/bad/free_start.toml:6:9: rods[0].start = "free": model "strands" needs a clamped start (the Standard BVP of Pai 2002); reverse the centerline to clamp the other end"#,
     ),
@@ -19,7 +35,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/model_unavailable.toml",
-        r#"tests/fixtures/bad/model_unavailable.toml:3:9: solver.model "der" is not available in this build yet; available: "strands""#,
+        r#"tests/fixtures/bad/model_unavailable.toml:3:9: solver.model "der" is not available in this build yet; available: "strands", "cosserat""#,
     ),
     (
         "tests/fixtures/bad/motion_times.toml",
@@ -35,7 +51,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/obstacles.toml",
-        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles are not supported by model "strands" (no contact yet); remove them or pick another model"#,
+        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles are not supported by model "strands" yet (no obstacle contact); remove them"#,
     ),
     (
         "tests/fixtures/bad/one_point.toml",

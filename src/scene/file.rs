@@ -9,7 +9,7 @@ use serde::Deserialize;
 pub enum ModelName {
     /// Pai 2002 quasi-static rod.
     Strands,
-    /// Soler 2018 dynamic Cosserat rod (not yet available).
+    /// Soler 2018 dynamic Cosserat rod.
     Cosserat,
     /// Bergou 2008 discrete elastic rod (not yet available).
     Der,
@@ -26,14 +26,26 @@ impl ModelName {
     }
 }
 
-/// Strands collocation scheme.
+/// Integrator: for strands the collocation scheme (first order Euler, second order midpoint,
+/// the default); for cosserat the time integrator (implicit Euler, the default, or implicit
+/// midpoint).
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum IntegratorName {
-    /// First order (Pai 2002).
+    /// First order.
     Euler,
-    /// Second order (default).
+    /// Second order.
     Midpoint,
+}
+
+/// Solver of the cosserat model.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverName {
+    /// Coupled implicit Newton (default).
+    Newton,
+    /// Soler 2018 Projective Dynamics local/global iteration.
+    Pd,
 }
 
 /// End condition of a rod.
@@ -100,8 +112,13 @@ pub struct SolverSection {
     pub dt: Option<f64>,
     /// Elements (segments) per rod; default 50.
     pub elements: Option<i64>,
-    /// Strands collocation scheme; default `midpoint`.
+    /// Strands collocation scheme (default `midpoint`) or cosserat time integrator (default
+    /// `euler`).
     pub integrator: Option<IntegratorName>,
+    /// Cosserat solver; default `newton`.
+    pub solver: Option<SolverName>,
+    /// Cosserat iteration cap per step; default 20 (newton) or 10 (pd).
+    pub iterations: Option<i64>,
     /// Newton residual tolerance (rad, or units of L); default 1e-13.
     pub tolerance: Option<f64>,
 }
@@ -138,6 +155,10 @@ pub struct RodSection {
     pub end: Option<EndName>,
     /// Elements for this rod (overrides `solver.elements`).
     pub elements: Option<i64>,
+    /// Mass-proportional damping α [1/s] (cosserat): force `-α m v`.
+    pub mass_damping: Option<f64>,
+    /// Stiffness-proportional (strain-rate) damping β [s] (cosserat, newton solver).
+    pub stiffness_damping: Option<f64>,
     /// Point loads at the ends.
     #[serde(default)]
     pub loads: Vec<LoadSection>,

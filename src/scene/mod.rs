@@ -10,11 +10,14 @@ pub mod file;
 pub use error::SceneError;
 pub use file::{ModelName, SceneFile};
 
-use crate::math::{Mat3, Vec3, any_perpendicular, rotation_between};
+use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
-use crate::rod::{Scheme, Strands, StrandsConfig};
+use crate::rod::{
+    CosseratConfig, CosseratParams, CosseratRod, EndCondition, Integrator, Method, Scheme, Strands,
+    StrandsConfig,
+};
 use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
-use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection};
+use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
 use toml::de::{DeTable, DeValue};
 
 /// Default number of elements per rod.
@@ -196,18 +199,17 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
     }
     let gravity = check_finite3(ctx, &[Key("gravity")], &sf.gravity, "[m/s²]")?;
     let model = ov.model.or(sf.solver.model).unwrap_or(ModelName::Strands);
-    if model != ModelName::Strands {
+    if model == ModelName::Der {
         return Err(ctx.err(
             &[Key("solver"), Key("model")],
-            format!(
-                "\"{}\" is not available in this build yet; available: \"strands\"",
-                model.as_str()
-            ),
+            "\"der\" is not available in this build yet; available: \"strands\", \"cosserat\""
+                .to_string(),
         ));
     }
-    if let Some(dt) = sf.solver.dt {
-        positive(ctx, &[Key("solver"), Key("dt")], dt, "[s]")?;
-    }
+    let dt = match sf.solver.dt {
+        Some(dt) => positive(ctx, &[Key("solver"), Key("dt")], dt, "[s]")?,
+        None => 1e-3,
+    };
     if let Some(tol) = sf.solver.tolerance
         && !(tol > 0.0 && tol < 1e-3)
     {
@@ -227,28 +229,80 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         Some(e) => check_elements(&[Key("solver"), Key("elements")], e)?,
         None => DEFAULT_ELEMENTS,
     };
-    // Features strands cannot honour are errors, not silent no-ops.
-    if sf.quasi_static == Some(false) {
+    let strands = model == ModelName::Strands;
+    // Features a model cannot honour are errors, not silent no-ops.
+    if strands && sf.quasi_static == Some(false) {
         return Err(ctx.err(
             &[Key("quasi_static")],
             "= false: model \"strands\" is quasi-static only (dynamics come with model \"cosserat\")"
                 .to_string(),
         ));
     }
+    let quasi_static = sf.quasi_static.unwrap_or(strands);
     if sf.self_contact {
         return Err(ctx.err(
             &[Key("self_contact")],
-            "= true: model \"strands\" has no self-contact (it arrives with the contact module)"
-                .to_string(),
+            format!(
+                "= true: model \"{}\" has no self-contact yet (it arrives with the contact module)",
+                model.as_str()
+            ),
         ));
     }
     if !sf.obstacles.is_empty() {
         return Err(ctx.err(
             &[Key("obstacles")],
-            "are not supported by model \"strands\" (no contact yet); remove them or pick another model"
-                .to_string(),
+            format!(
+                "are not supported by model \"{}\" yet (no obstacle contact); remove them",
+                model.as_str()
+            ),
         ));
     }
+    if strands {
+        for (k, present) in [
+            ("solver", sf.solver.solver.is_some()),
+            ("iterations", sf.solver.iterations.is_some()),
+        ] {
+            if present {
+                return Err(ctx.err(
+                    &[Key("solver"), Key(k)],
+                    "applies to model \"cosserat\" only".to_string(),
+                ));
+            }
+        }
+    }
+    let method = match sf.solver.solver {
+        Some(SolverName::Pd) => Method::Pd,
+        _ => Method::Newton,
+    };
+    let iterations = match sf.solver.iterations {
+        Some(k) if (1..=100_000).contains(&k) => k as usize,
+        Some(k) => {
+            return Err(ctx.err(
+                &[Key("solver"), Key("iterations")],
+                format!("must be in 1..=100000 [-], got {k}"),
+            ));
+        }
+        None if method == Method::Pd => 10,
+        None => 20,
+    };
+    let mut cosserat = CosseratConfig {
+        method,
+        integrator: match sf.solver.integrator {
+            Some(IntegratorName::Midpoint) => Integrator::ImplicitMidpoint,
+            _ => Integrator::ImplicitEuler,
+        },
+        max_iterations: iterations,
+        ..Default::default()
+    };
+    if let Some(t) = sf.solver.tolerance {
+        cosserat.tolerance = t;
+    }
+    let dynamics = Dynamics {
+        model,
+        dt,
+        quasi_static,
+        config: cosserat,
+    };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
     }
@@ -272,7 +326,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             (None, Some(e)) => check_elements(&[Key("rods"), Idx(i), Key("elements")], e)?,
             (None, None) => default_elements,
         };
-        let (rod, p, len) = build_rod(ctx, i, rs, elements, gravity, config)?;
+        let (rod, p, len) = build_rod(ctx, i, rs, elements, gravity, config, &dynamics)?;
         rods.push(rod);
         all_params.push(p);
         lengths.push(len);
@@ -435,6 +489,33 @@ fn motion(
     })
 }
 
+/// What the dynamic model needs from the scene, besides the rod.
+struct Dynamics {
+    model: ModelName,
+    dt: f64,
+    quasi_static: bool,
+    config: CosseratConfig,
+}
+
+/// `n + 1` points at equal arc length along the polyline `pts`, and the unit tangent of each
+/// of the `n` chords.
+fn resample(pts: &[Vec3], n: usize) -> Vec<Vec3> {
+    let mut cum = vec![0.0];
+    for j in 1..pts.len() {
+        cum.push(cum[j - 1] + (pts[j] - pts[j - 1]).norm());
+    }
+    let total = cum[cum.len() - 1];
+    (0..=n)
+        .map(|k| {
+            let s = total * k as f64 / n as f64;
+            let j = cum.partition_point(|&c| c <= s).clamp(1, pts.len() - 1);
+            let f = ((s - cum[j - 1]) / (cum[j] - cum[j - 1])).clamp(0.0, 1.0);
+            pts[j - 1].lerp(&pts[j], f)
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
 fn build_rod(
     ctx: &Ctx,
     i: usize,
@@ -442,7 +523,9 @@ fn build_rod(
     elements: usize,
     gravity: Vec3,
     config: StrandsConfig,
+    dynamics: &Dynamics,
 ) -> Result<(SimRod, RodParams, f64), SceneError> {
+    let strands = dynamics.model == ModelName::Strands;
     use Seg::{Idx, Key};
     let at = |k: &'static str| [Key("rods"), Idx(i), Key(k)];
     if rs.centerline.len() < 2 {
@@ -501,7 +584,7 @@ fn build_rod(
     }
     let start = rs.start.unwrap_or(EndName::Clamped);
     let end = rs.end.unwrap_or(EndName::Free);
-    if start != EndName::Clamped {
+    if strands && start != EndName::Clamped {
         return Err(ctx.err(
             &at("start"),
             format!(
@@ -517,17 +600,30 @@ fn build_rod(
     };
     let mut tip_force = Vec3::zeros();
     let mut tip_torque = Vec3::zeros();
+    let mut base_force = Vec3::zeros();
+    let mut base_torque = Vec3::zeros();
     for (j, l) in rs.loads.iter().enumerate() {
         let lp = |k: &'static str| [Key("rods"), Idx(i), Key("loads"), Idx(j), Key(k)];
         let f = check_finite3(ctx, &lp("force"), &l.force, "[N]")?;
         let m = check_finite3(ctx, &lp("torque"), &l.torque, "[N m]")?;
         match (l.at, end) {
-            (LoadAt::Start, _) => {
+            (LoadAt::Start, _) if start == EndName::Clamped => {
                 return Err(ctx.err(
                     &lp("at"),
                     "= \"start\" acts on the clamped start, which carries it with no effect; load the end"
                         .to_string(),
                 ));
+            }
+            (LoadAt::Start, _) if start == EndName::Pinned && f.norm() > 0.0 => {
+                return Err(ctx.err(
+                    &lp("force"),
+                    "acts on a pinned start, which carries it with no effect; only a torque can load a pinned end"
+                        .to_string(),
+                ));
+            }
+            (LoadAt::Start, _) => {
+                base_force += f;
+                base_torque += m;
             }
             (LoadAt::End, EndName::Clamped) => {
                 return Err(ctx.err(
@@ -550,7 +646,24 @@ fn build_rod(
         }
     }
     let start_motion = match &rs.start_motion {
-        Some(m) => motion(ctx, i, "start_motion", m)?,
+        Some(_) if start == EndName::Free => {
+            return Err(ctx.err(
+                &at("start_motion"),
+                "moves a free start, which has nothing to move; make the start clamped or pinned"
+                    .to_string(),
+            ));
+        }
+        Some(m) => {
+            let sm = motion(ctx, i, "start_motion", m)?;
+            if start == EndName::Pinned && !sm.rotation.is_empty() {
+                return Err(ctx.err(
+                    &[Key("rods"), Idx(i), Key("start_motion"), Key("rotation")],
+                    "rotates a pinned start, whose rotation is free; use displacement only"
+                        .to_string(),
+                ));
+            }
+            sm
+        }
         None => EndMotion::default(),
     };
     let end_motion = match &rs.end_motion {
@@ -583,25 +696,87 @@ fn build_rod(
     if !rest.iter().all(|v| v.is_finite()) {
         return Err(ctx.err(&at("rest_curvature"), "must be finite [1/m]".to_string()));
     }
-    let ei = params.bending_stiffness();
-    let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
-    let strands = Strands::new(length, elements, stiffness, rest, config);
+    let mut damping = [0.0; 2];
+    for (k, (key, v)) in [
+        ("mass_damping", rs.mass_damping),
+        ("stiffness_damping", rs.stiffness_damping),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Some(v) = v else { continue };
+        if strands {
+            return Err(ctx.err(
+                &at(key),
+                "applies to the dynamic model \"cosserat\" only (strands is quasi-static)"
+                    .to_string(),
+            ));
+        }
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(ctx.err(
+                &at(key),
+                format!("must be ≥ 0 and finite, got {}", fmt_num(v)),
+            ));
+        }
+        damping[k] = v;
+    }
+    if damping[1] > 0.0 && dynamics.config.method == Method::Pd {
+        return Err(ctx.err(
+            &at("stiffness_damping"),
+            "is not available with solver = \"pd\" (use mass_damping, or the newton solver)"
+                .to_string(),
+        ));
+    }
+    let hold = |e: EndName| match e {
+        EndName::Free => TipHold::Free,
+        EndName::Pinned => TipHold::Pinned,
+        EndName::Clamped => TipHold::Clamped,
+    };
     let drive = RodDrive {
+        base_hold: hold(start),
         base: (base_rot, pts[0]),
         tip: (tip_rot, pts[pts.len() - 1]),
         tip_hold,
         start_motion,
         end_motion,
+        base_force,
+        base_torque,
         tip_force,
         tip_torque,
         distributed_force: gravity * params.linear_density(),
+        gravity,
     };
-    Ok((
-        SimRod {
-            model: RodModel::Strands(strands),
-            drive,
-        },
-        params,
-        length,
-    ))
+    let model = if strands {
+        let ei = params.bending_stiffness();
+        let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
+        RodModel::Strands(Strands::new(length, elements, stiffness, rest, config))
+    } else {
+        let mut cp = CosseratParams::new(&params, length, elements);
+        cp.rest_darboux = rest;
+        cp.mass_damping = damping[0];
+        cp.stiffness_damping = damping[1];
+        // Initial state: the centreline resampled at equal arc length; d3 along each chord,
+        // d1 carried from `normal` by parallel transport.
+        let x = resample(&pts, elements);
+        let mut frame = base_rot;
+        let mut q = Vec::with_capacity(elements);
+        for e in 0..elements {
+            let t = (x[e + 1] - x[e]).normalize();
+            frame = rotation_between(&(frame * Vec3::z()), &t) * frame;
+            q.push(Quat::from_matrix(&frame));
+        }
+        let cond = |e: EndName| match e {
+            EndName::Free => EndCondition::Free,
+            EndName::Pinned => EndCondition::Pinned,
+            EndName::Clamped => EndCondition::Clamped,
+        };
+        let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
+        rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
+        RodModel::Cosserat {
+            rod: Box::new(rod),
+            dt: dynamics.dt,
+            quasi_static: dynamics.quasi_static,
+        }
+    };
+    Ok((SimRod { model, drive }, params, length))
 }

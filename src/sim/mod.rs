@@ -3,8 +3,11 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
-use crate::math::{Mat3, Vec3, exp_so3};
-use crate::rod::{Strands, StrandsError, StrandsProblem, StrandsReport, Tip};
+use crate::math::{Mat3, Quat, Vec3, exp_so3};
+use crate::rod::{
+    CosseratError, CosseratReport, CosseratRod, Drive, EndTarget, Strands, StrandsError,
+    StrandsProblem, StrandsReport, Tip,
+};
 
 /// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
 /// before the first time and the last value after the last.
@@ -60,6 +63,8 @@ pub enum TipHold {
 /// Everything that drives one rod: its held ends, motions and loads (world frame, SI).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RodDrive {
+    /// How the start (s = 0) is held (strands: always clamped).
+    pub base_hold: TipHold,
     /// Initial base frame (body to world) and position [m].
     pub base: (Mat3, Vec3),
     /// Initial tip frame and position [m].
@@ -70,12 +75,18 @@ pub struct RodDrive {
     pub start_motion: EndMotion,
     /// Motion of a held tip.
     pub end_motion: EndMotion,
+    /// Applied start force [N, world] (dynamic models).
+    pub base_force: Vec3,
+    /// Applied start torque [N m, world] (dynamic models).
+    pub base_torque: Vec3,
     /// Applied tip force [N, world].
     pub tip_force: Vec3,
     /// Applied tip torque [N m, world].
     pub tip_torque: Vec3,
     /// Uniform distributed force, e.g. weight ρ A g [N/m, world].
     pub distributed_force: Vec3,
+    /// Gravitational acceleration [m/s²] (dynamic models weigh their lumped masses).
+    pub gravity: Vec3,
 }
 
 impl RodDrive {
@@ -103,11 +114,44 @@ impl RodDrive {
     }
 }
 
-/// A rod model with its state. One variant per model; `cosserat` and `der` join later.
+impl RodDrive {
+    /// The dynamic models' drive at time `t` [s]: held-end targets and loads.
+    pub fn drive_at(&self, t: f64) -> Drive {
+        let (r0, p0) = self.start_motion.pose_at(t, &self.base.0, &self.base.1);
+        let (r1, p1) = self.end_motion.pose_at(t, &self.tip.0, &self.tip.1);
+        Drive {
+            start: EndTarget {
+                position: p0,
+                rotation: Quat::from_matrix(&r0),
+            },
+            end: EndTarget {
+                position: p1,
+                rotation: Quat::from_matrix(&r1),
+            },
+            gravity: self.gravity,
+            start_force: self.base_force,
+            start_torque: self.base_torque,
+            end_force: self.tip_force,
+            end_torque: self.tip_torque,
+        }
+    }
+}
+
+/// A rod model with its state. One variant per model; `der` joins later.
 #[derive(Clone, Debug)]
 pub enum RodModel {
     /// Pai 2002 quasi-static rod.
     Strands(Strands),
+    /// Soler 2018 dynamic Cosserat rod, stepped at `dt` [s] (or solved for equilibrium per
+    /// frame when `quasi_static`).
+    Cosserat {
+        /// The rod.
+        rod: Box<CosseratRod>,
+        /// Time step [s].
+        dt: f64,
+        /// Equilibrium per frame instead of dynamics.
+        quasi_static: bool,
+    },
 }
 
 /// One rod of the world.
@@ -124,18 +168,21 @@ impl SimRod {
     pub fn positions(&self) -> &[Vec3] {
         match &self.model {
             RodModel::Strands(s) => s.positions(),
+            RodModel::Cosserat { rod, .. } => rod.positions(),
         }
     }
     /// Material direction d1 per segment (unit).
     pub fn directors(&self) -> Vec<Vec3> {
         match &self.model {
             RodModel::Strands(s) => s.directors(),
+            RodModel::Cosserat { rod, .. } => rod.directors(),
         }
     }
     /// Largest bending curvature [1/m].
     pub fn max_curvature(&self) -> f64 {
         match &self.model {
             RodModel::Strands(s) => s.max_curvature(),
+            RodModel::Cosserat { rod, .. } => rod.max_curvature(),
         }
     }
 }
@@ -149,7 +196,37 @@ pub struct SimError {
     /// Simulation time [s].
     pub time: f64,
     /// What the solver said.
-    pub source: StrandsError,
+    pub source: ModelError,
+}
+
+/// A model's solver error.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// From STRANDS.
+    #[error(transparent)]
+    Strands(#[from] StrandsError),
+    /// From the Cosserat rod.
+    #[error(transparent)]
+    Cosserat(#[from] CosseratError),
+}
+
+/// What one rod's solver did over a frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RodReport {
+    /// STRANDS: the equilibrium solve.
+    Strands(StrandsReport),
+    /// Cosserat: the last step (or equilibrium) report, with `steps` steps and the iterations
+    /// of all of them.
+    Cosserat {
+        /// Report of the last step.
+        last: CosseratReport,
+        /// Steps taken over the frame.
+        steps: usize,
+        /// Iterations summed over the steps.
+        iterations: usize,
+        /// Steps that hit the iteration cap without converging.
+        unconverged: usize,
+    },
 }
 
 /// What a step did, per rod.
@@ -158,7 +235,7 @@ pub struct StepReport {
     /// Time reached [s].
     pub time: f64,
     /// Solver report per rod.
-    pub rods: Vec<StrandsReport>,
+    pub rods: Vec<RodReport>,
 }
 
 /// The simulated world: rods and time.
@@ -171,22 +248,69 @@ pub struct World {
 }
 
 impl World {
-    /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started.
+    /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started; each
+    /// dynamic rod takes equal steps of at most its `dt` to reach `t`.
     pub fn advance_to(&mut self, t: f64) -> Result<StepReport, SimError> {
         let mut report = StepReport {
             time: t,
             rods: Vec::with_capacity(self.rods.len()),
         };
+        let t0 = self.time;
         for (i, rod) in self.rods.iter_mut().enumerate() {
-            let prob = rod.drive.problem_at(t);
-            let r = match &mut rod.model {
-                RodModel::Strands(s) => s.solve(&prob),
-            }
-            .map_err(|source| SimError {
+            let err = |source: ModelError| SimError {
                 rod: i,
                 time: t,
                 source,
-            })?;
+            };
+            let r = match &mut rod.model {
+                RodModel::Strands(s) => RodReport::Strands(
+                    s.solve(&rod.drive.problem_at(t))
+                        .map_err(|e| err(e.into()))?,
+                ),
+                RodModel::Cosserat {
+                    rod: c,
+                    dt,
+                    quasi_static,
+                } => {
+                    if *quasi_static {
+                        let last = c
+                            .equilibrate(&rod.drive.drive_at(t))
+                            .map_err(|e| err(e.into()))?;
+                        RodReport::Cosserat {
+                            last,
+                            steps: 1,
+                            iterations: last.iterations,
+                            unconverged: usize::from(!last.converged),
+                        }
+                    } else {
+                        let span = t - t0;
+                        let steps = if span > 0.0 {
+                            (span / *dt - 1e-9).ceil().max(1.0) as usize
+                        } else {
+                            0
+                        };
+                        let (mut last, mut iterations, mut unconverged) =
+                            (CosseratReport::default(), 0, 0);
+                        for k in 1..=steps {
+                            let tk = t0 + span * k as f64 / steps as f64;
+                            let h = span / steps as f64;
+                            last = c.step(h, &rod.drive.drive_at(tk)).map_err(|e| SimError {
+                                rod: i,
+                                time: tk,
+                                source: e.into(),
+                            })?;
+                            iterations += last.iterations;
+                            unconverged += usize::from(!last.converged);
+                        }
+                        RodReport::Cosserat {
+                            last,
+                            steps,
+                            iterations,
+                            unconverged,
+                        }
+                    }
+                }
+            };
             report.rods.push(r);
         }
         self.time = t;
