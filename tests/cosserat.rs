@@ -2,7 +2,7 @@
 //! STRANDS oracle, dynamics against analytic frequencies and conservation laws, and the
 //! digest-cosserat Part D acceptance tests.
 
-use suture::math::{Mat3, Quat, Vec3};
+use suture::math::{Mat3, Vec3};
 use suture::rod::{
     CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, Integrator,
     Method, RodParams,

@@ -28,7 +28,7 @@ fn simulate(scene: &str, extra: &[&str]) -> std::collections::BTreeMap<String, n
         String::from_utf8_lossy(&o.stderr)
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("rod0: model strands"), "{stdout}");
+    assert!(stdout.contains("rod0: model "), "{stdout}");
     npz::read(&std::fs::read(&out).unwrap()).unwrap()
 }
 
@@ -171,14 +171,15 @@ fn elements_and_model_flags_override_the_scene() {
             "--out",
             "/dev/null",
             "--model",
-            "cosserat",
+            "der",
         ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("solver.model \"cosserat\" is not available")
-    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("solver.model \"der\" is not available"));
+    // The cantilever scene also runs with the dynamic model (one frame at t = 0).
+    let c = simulate("scenes/cantilever.toml", &["--model", "cosserat"]);
+    assert_eq!(c["rod0"].shape, vec![1, 81, 3]);
     let o = Command::new(env!("CARGO_BIN_EXE_suture"))
         .args([
             "simulate",
@@ -191,4 +192,41 @@ fn elements_and_model_flags_override_the_scene() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// D.11 (digest-cosserat B.13.4): the Soler Fig. 9 rod pinned 0.5 m apart hangs as a catenary,
+/// sag 0.39819 L (inextensible), within 2 %.
+#[test]
+fn catenary_scene_sags_like_a_catenary() {
+    let out = std::env::temp_dir().join("suture_catenary.npz");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+        .args(["simulate", "scenes/catenary.toml", "--out"])
+        .arg(&out)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let arrays = suture::session::npz::read(&std::fs::read(&out).unwrap()).unwrap();
+    let rod = &arrays["rod0"];
+    let sag = -rod
+        .data
+        .chunks(3)
+        .map(|p| p[1])
+        .fold(f64::INFINITY, f64::min);
+    println!("catenary sag {sag:.5} m (inextensible 0.39819)");
+    assert!((sag / 0.39819 - 1.0).abs() < 0.02, "{sag}");
+}
+
+/// Every dynamic scene runs to its end with every step converged (no warning on stderr).
+#[test]
+fn dynamic_scenes_run_converged() {
+    for scene in ["hanging_suture", "pendulum", "twist_compress"] {
+        let out = std::env::temp_dir().join(format!("suture_{scene}.npz"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+            .args(["simulate", &format!("scenes/{scene}.toml"), "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && err.is_empty(), "{scene}: {err}");
+    }
 }

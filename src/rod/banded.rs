@@ -123,7 +123,7 @@ impl Banded {
                     s -= self.band[i * w + (i - k)] * self.band[j * w + (j - k)];
                 }
                 if i == j {
-                    if !(s > 0.0) || !s.is_finite() {
+                    if s.is_nan() || s <= 0.0 || !s.is_finite() {
                         return Err(NotPositiveDefinite { row: i });
                     }
                     self.band[i * w] = s.sqrt();
@@ -136,6 +136,7 @@ impl Banded {
     }
 
     /// Solve `L Lᵀ x = rhs` in place, after [`Banded::factor`].
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     pub fn solve(&self, x: &mut [f64]) {
         let w = self.b + 1;
         let (n, b) = (self.n, self.b);

@@ -749,7 +749,9 @@ fn build_rod(
     let model = if strands {
         let ei = params.bending_stiffness();
         let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
-        RodModel::Strands(Strands::new(length, elements, stiffness, rest, config))
+        RodModel::Strands(Box::new(Strands::new(
+            length, elements, stiffness, rest, config,
+        )))
     } else {
         let mut cp = CosseratParams::new(&params, length, elements);
         cp.rest_darboux = rest;

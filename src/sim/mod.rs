@@ -141,7 +141,7 @@ impl RodDrive {
 #[derive(Clone, Debug)]
 pub enum RodModel {
     /// Pai 2002 quasi-static rod.
-    Strands(Strands),
+    Strands(Box<Strands>),
     /// Soler 2018 dynamic Cosserat rod, stepped at `dt` [s] (or solved for equilibrium per
     /// frame when `quasi_static`).
     Cosserat {

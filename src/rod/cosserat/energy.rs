@@ -166,6 +166,7 @@ mod tests {
         Quat::from_scaled_axis(phi)
     }
 
+    #[allow(clippy::type_complexity)]
     /// Central differences of f over 9 (or 6) coordinates; positions step `ex`, angles `ea`.
     fn fd<const D: usize>(
         f: &dyn Fn(&SVector<f64, D>) -> (f64, SVector<f64, D>),
