@@ -195,40 +195,28 @@ fn objective(
     // segment, so the clamp acts at s = 0 (or L) and not at the segment's midpoint (digest
     // B.11 item 11: clamping the segment frame itself shortens the rod by l/2, an O(1/N) error).
     let half = 0.5 * l;
-    if rod.ends.0 == EndCondition::Clamped {
-        let (v, g6, h6) = energy::bend_twist(
-            &drive.start.rotation,
-            &q[0],
-            half,
-            &p.bend_stiffness,
-            &p.rest_darboux,
-            kind,
-        );
-        phi += v;
-        if assemble.is_some() {
-            for a in 0..3 {
-                w.g[ti(0) + a] += g6[3 + a];
-                for b in 0..=a {
-                    w.h.add_lower(ti(0) + a, ti(0) + b, h6[(3 + a, 3 + b)]);
-                }
-            }
+    let clamps = [
+        (rod.ends.0, drive.start.rotation, q[0], 0, 3),
+        (rod.ends.1, drive.end.rotation, q[n - 1], n - 1, 0),
+    ];
+    for (end, held_frame, seg, e, off) in clamps {
+        if end != EndCondition::Clamped {
+            continue;
         }
-    }
-    if rod.ends.1 == EndCondition::Clamped {
-        let (v, g6, h6) = energy::bend_twist(
-            &q[n - 1],
-            &drive.end.rotation,
-            half,
-            &p.bend_stiffness,
-            &p.rest_darboux,
-            kind,
-        );
+        // Start: joint (held, u_0), the segment is `b`; end: joint (u_{N-1}, held), it is `a`.
+        let (qa, qb) = if off == 3 {
+            (held_frame, seg)
+        } else {
+            (seg, held_frame)
+        };
+        let (v, g6, h6) =
+            energy::bend_twist(&qa, &qb, half, &p.bend_stiffness, &p.rest_darboux, kind);
         phi += v;
         if assemble.is_some() {
             for a in 0..3 {
-                w.g[ti(n - 1) + a] += g6[a];
+                w.g[ti(e) + a] += g6[off + a];
                 for b in 0..=a {
-                    w.h.add_lower(ti(n - 1) + a, ti(n - 1) + b, h6[(a, b)]);
+                    w.h.add_lower(ti(e) + a, ti(e) + b, h6[(off + a, off + b)]);
                 }
             }
         }
@@ -286,14 +274,14 @@ fn newton(
     let fscale = rod.force_scale(drive);
     let dofs = 6 * n + 3;
     let mut phi = objective(rod, false, dynamics, drive, Some(Hessian::Exact));
-    let mut backup = rod.work.h.clone();
     report.converged = false;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
             return Err(CosseratError::NonFinite { iteration: it });
         }
         // Factor, with a Marquardt shift if the Hessian is indefinite.
-        backup.clone_from(&rod.work.h);
+        let w = &mut rod.work;
+        w.h_backup.clone_from(&w.h);
         let mut mu = 0.0;
         loop {
             if rod.work.h.factor().is_ok() {
@@ -304,10 +292,11 @@ fn newton(
                 return Err(CosseratError::Singular);
             }
             report.shifts += 1;
-            rod.work.h.clone_from(&backup);
+            let w = &mut rod.work;
+            w.h.clone_from(&w.h_backup);
             for i in 0..dofs {
-                let d = backup.get(i, i).abs().max(1e-300);
-                rod.work.h.add_diagonal(i, mu * d);
+                let d = w.h_backup.get(i, i).abs().max(1e-300);
+                w.h.add_diagonal(i, mu * d);
             }
         }
         let w = &mut rod.work;
@@ -394,8 +383,6 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
     let he = if midpoint { 0.5 * h } else { h };
     {
         let w = &mut rod.work;
-        w.x_prev.copy_from_slice(&rod.x);
-        w.q_prev.copy_from_slice(&rod.q);
         for e in 0..n {
             let r = rod.q[e].to_rotation_matrix().into_inner();
             w.gamma_prev[e] = energy::shear_strain(&rod.x[e], &rod.x[e + 1], &r, l);
@@ -403,25 +390,8 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
         for j in 0..n.saturating_sub(1) {
             w.omega_prev[j] = energy::darboux(&rod.q[j], &rod.q[j + 1], l);
         }
-        for i in 0..=n {
-            w.x_pred[i] = rod.x[i] + rod.v[i] * he;
-        }
-        for e in 0..n {
-            w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
-        }
-        rod.x.copy_from_slice(&w.x_pred);
-        rod.q.copy_from_slice(&w.q_pred);
     }
-    // Held ends: at the step's end (Euler) or half way (midpoint).
-    let mut d = *drive;
-    if midpoint {
-        let (x0, xn) = (rod.work.x_prev[0], rod.work.x_prev[n]);
-        let (q0, qn) = rod.work.held_prev;
-        d.start.position = (x0 + drive.start.position) * 0.5;
-        d.end.position = (xn + drive.end.position) * 0.5;
-        d.start.rotation = q0.slerp(&align(&drive.start.rotation, &q0), 0.5);
-        d.end.rotation = qn.slerp(&align(&drive.end.rotation, &qn), 0.5);
-    }
+    let d = begin_step(rod, he, drive, midpoint);
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
     let mut report = CosseratReport::default();
     let cap = rod.config.max_iterations;
@@ -456,8 +426,37 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
     Ok(report)
 }
 
+/// Start a step: remember the state, move it to the inertial prediction `x + he v`,
+/// `u ∘ exp(he ω)` (Soler Algorithm 1, lines 1–3) as the warm start, and return the drive whose
+/// held ends are those of the step's end (Euler) or half way there (midpoint half step), with
+/// the held node positions imposed. Shared by the Newton and PD solvers.
+pub(crate) fn begin_step(rod: &mut CosseratRod, he: f64, drive: &Drive, midpoint: bool) -> Drive {
+    let n = rod.params.segments;
+    let w = &mut rod.work;
+    w.x_prev.copy_from_slice(&rod.x);
+    w.q_prev.copy_from_slice(&rod.q);
+    for i in 0..=n {
+        w.x_pred[i] = rod.x[i] + rod.v[i] * he;
+    }
+    for e in 0..n {
+        w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
+    }
+    rod.x.copy_from_slice(&w.x_pred);
+    rod.q.copy_from_slice(&w.q_pred);
+    let mut d = *drive;
+    if midpoint {
+        let (q0, qn) = w.held_prev;
+        d.start.position = (w.x_prev[0] + drive.start.position) * 0.5;
+        d.end.position = (w.x_prev[n] + drive.end.position) * 0.5;
+        d.start.rotation = q0.slerp(&align(&drive.start.rotation, &q0), 0.5);
+        d.end.rotation = qn.slerp(&align(&drive.end.rotation, &qn), 0.5);
+    }
+    CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
+    d
+}
+
 /// The same sign as `reference` (q and -q are the same rotation).
-pub(crate) fn align(q: &Quat, reference: &Quat) -> Quat {
+fn align(q: &Quat, reference: &Quat) -> Quat {
     if q.coords.dot(&reference.coords) < 0.0 {
         Quat::new_unchecked(-q.into_inner())
     } else {

@@ -138,29 +138,7 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
     let mut pw = rod.work.pd.take().expect("built above");
     let p = rod.params.clone();
     let l = p.segment_length;
-    {
-        let w = &mut rod.work;
-        w.x_prev.copy_from_slice(&rod.x);
-        w.q_prev.copy_from_slice(&rod.q);
-        for i in 0..=n {
-            w.x_pred[i] = rod.x[i] + rod.v[i] * he;
-        }
-        for e in 0..n {
-            w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
-        }
-        rod.x.copy_from_slice(&w.x_pred);
-        rod.q.copy_from_slice(&w.q_pred);
-    }
-    let mut d = *drive;
-    if midpoint {
-        let w = &rod.work;
-        d.start.position = (w.x_prev[0] + drive.start.position) * 0.5;
-        d.end.position = (w.x_prev[n] + drive.end.position) * 0.5;
-        let (q0, qn) = w.held_prev;
-        d.start.rotation = q0.slerp(&super::newton::align(&drive.start.rotation, &q0), 0.5);
-        d.end.rotation = qn.slerp(&super::newton::align(&drive.end.rotation, &qn), 0.5);
-    }
-    CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
+    let d = super::newton::begin_step(rod, he, drive, midpoint);
     let held_node = |i: usize| {
         (i == 0 && rod.ends.0 != EndCondition::Free) || (i == n && rod.ends.1 != EndCondition::Free)
     };
