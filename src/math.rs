@@ -108,6 +108,17 @@ pub fn exp_so3(phi: &Vec3) -> Mat3 {
     Mat3::identity() + k * a + k * k * b
 }
 
+/// Unit quaternion of a rotation vector `φ` [rad]: `(cos(θ/2), sin(θ/2) φ/θ)`, `θ = |φ|`, from
+/// the half-angle Rodrigues coefficients (`sin x / x = a(x²)`, `1 - cos x = b(x²) x²` at
+/// `x = θ/2`), so small angles need no `sin`/`cos` call and lose no digits.
+#[inline]
+pub fn exp_quat(phi: &Vec3) -> Quat {
+    let s = 0.25 * phi.norm_squared();
+    let [a, b, _, _] = rodrigues_coeffs(s);
+    let q = nalgebra::Quaternion::from_parts(1.0 - b * s, phi * (0.5 * a));
+    Quat::new_unchecked(q)
+}
+
 /// Rotation vector of a rotation matrix (the SO(3) log), robust near 0 and π.
 #[inline]
 pub fn log_so3(r: &Mat3) -> Vec3 {
@@ -299,6 +310,20 @@ mod tests {
             let r = rotation_between(&a, &b);
             assert!((r * a - b).norm() < 1e-14);
             assert!((r.transpose() * r - Mat3::identity()).norm() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn exp_quat_matches_nalgebra_on_every_branch() {
+        // θ = 1e-7 (short series), 0.5 and 1.5 (long series), 2.5 and 6 (closed form).
+        for (k, th) in [1e-7, 0.5, 1.5, 2.5, 6.0].into_iter().enumerate() {
+            let axis = Vec3::new(0.3, -0.8, 0.5 + k as f64 * 0.1).normalize();
+            let phi = axis * th;
+            let ours = exp_quat(&phi);
+            let theirs = Quat::from_scaled_axis(phi);
+            let err = (ours.coords - theirs.coords).amax();
+            assert!(err < 5e-16, "θ {th}: {err}");
+            assert!((ours.coords.norm() - 1.0).abs() < 5e-16);
         }
     }
 }

@@ -30,6 +30,8 @@ pub enum Hessian {
     Exact,
     /// Gauss–Newton: `Jᵀ C J` only, positive semi-definite.
     GaussNewton,
+    /// No Hessian: the returned matrix is zero (value and gradient only, for line searches).
+    Skip,
 }
 
 /// Stretch–shear energy of one element (Soler eq. (8)–(9)):
@@ -59,13 +61,37 @@ pub fn stretch_shear(
     // dΓ/dδ = [y] (Γ(δ) = exp(-[δ]) y - …), so ∂V/∂δ = [y]ᵀ μ = μ × y.
     g.fixed_rows_mut::<3>(3).copy_from(&mu.cross(&y));
     g.fixed_rows_mut::<3>(6).copy_from(&f_world);
-    // Gauss–Newton part: Jᵀ (l C) J with J = [-Rᵀ/l, [y], Rᵀ/l].
-    let mut jac = SMatrix::<f64, 3, 9>::zeros();
-    jac.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-rt / l));
-    jac.fixed_view_mut::<3, 3>(0, 3).copy_from(&skew(&y));
-    jac.fixed_view_mut::<3, 3>(0, 6).copy_from(&(rt / l));
-    let lc = Mat3::from_diagonal(&(c * l));
-    let mut h = jac.transpose() * lc * jac;
+    if hess == Hessian::Skip {
+        return (value, g, M9::zeros());
+    }
+    // Gauss–Newton part: Jᵀ (l C) J with J = [-Rᵀ/l, [y], Rᵀ/l], by 3×3 blocks:
+    //   K = R D Rᵀ / l² (x–x),  P = R D [y] / l (x1–δ, minus for x0),  [y]ᵀ D [y] (δ–δ),
+    // with D = diag(l C).
+    let sy = skew(&y);
+    let mut rd = *r;
+    for k in 0..3 {
+        let dk = c[k] * l;
+        rd.column_mut(k).scale_mut(dk);
+    }
+    let kxx = rd * rt / (l * l);
+    let pxd = rd * sy / l;
+    let mut dsy = sy;
+    for k in 0..3 {
+        let dk = c[k] * l;
+        dsy.row_mut(k).scale_mut(dk);
+    }
+    let hdd0 = sy.transpose() * dsy;
+    let mut h = M9::zeros();
+    h.fixed_view_mut::<3, 3>(0, 0).copy_from(&kxx);
+    h.fixed_view_mut::<3, 3>(6, 6).copy_from(&kxx);
+    h.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-kxx));
+    h.fixed_view_mut::<3, 3>(6, 0).copy_from(&(-kxx));
+    h.fixed_view_mut::<3, 3>(3, 3).copy_from(&hdd0);
+    h.fixed_view_mut::<3, 3>(6, 3).copy_from(&pxd);
+    h.fixed_view_mut::<3, 3>(3, 6).copy_from(&pxd.transpose());
+    h.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-pxd));
+    h.fixed_view_mut::<3, 3>(3, 0)
+        .copy_from(&(-pxd.transpose()));
     if hess == Hessian::Exact {
         // Second order in δ: Γ ⊃ ½ δ×(δ×y)  ⇒  H_δδ += sym(μ yᵀ) - (μ·y) I.
         let sym = (mu * y.transpose() + y * mu.transpose()) * 0.5 - Mat3::identity() * mu.dot(&y);
@@ -135,11 +161,25 @@ pub fn bend_twist(
     let mut g = V6::zeros();
     g.fixed_rows_mut::<3>(0).copy_from(&(ja.transpose() * lam));
     g.fixed_rows_mut::<3>(3).copy_from(&(jb.transpose() * lam));
-    let mut jac = SMatrix::<f64, 3, 6>::zeros();
-    jac.fixed_view_mut::<3, 3>(0, 0).copy_from(&ja);
-    jac.fixed_view_mut::<3, 3>(0, 3).copy_from(&jb);
-    let k = Mat3::from_diagonal(&(c * (4.0 / l)));
-    let mut h = jac.transpose() * k * jac;
+    if hess == Hessian::Skip {
+        return (value, g, M6::zeros());
+    }
+    // Jᵀ K J by 3×3 blocks, K = diag(4C/l).
+    let mut kja = ja;
+    let mut kjb = jb;
+    for k in 0..3 {
+        let kk = c[k] * (4.0 / l);
+        kja.row_mut(k).scale_mut(kk);
+        kjb.row_mut(k).scale_mut(kk);
+    }
+    let haa = ja.transpose() * kja;
+    let hab0 = ja.transpose() * kjb;
+    let hbb = jb.transpose() * kjb;
+    let mut h = M6::zeros();
+    h.fixed_view_mut::<3, 3>(0, 0).copy_from(&haa);
+    h.fixed_view_mut::<3, 3>(0, 3).copy_from(&hab0);
+    h.fixed_view_mut::<3, 3>(3, 0).copy_from(&hab0.transpose());
+    h.fixed_view_mut::<3, 3>(3, 3).copy_from(&hbb);
     if hess == Hessian::Exact {
         let lv = lam.dot(&v);
         let diag = Mat3::identity() * (-0.25 * lv);
@@ -153,6 +193,38 @@ pub fn bend_twist(
         hab += b;
         let mut hba = h.fixed_view_mut::<3, 3>(3, 0);
         hba += b.transpose();
+    }
+    (value, g, h)
+}
+
+/// The rotational inertia term of the implicit step (Soler eq. (14), body frame, digest-cosserat
+/// B.6): [`bend_twist`] with `l = 1`, no rest curvature, and only the second frame varied,
+///
+///   `V = 2 Im(ũ⁻¹u)ᵀ C Im(ũ⁻¹u)`,  `C = J_e l / h²` [kg m²/s²],
+///
+/// i.e. the `b` rows of `bend_twist(pred, q, 1, c, 0)` computed alone (a third of its cost).
+/// Returns value [J], gradient over `δ` [N m] and its 3×3 Hessian.
+pub fn rotational_inertia(pred: &Quat, q: &Quat, c: &Vec3, hess: Hessian) -> (f64, Vec3, Mat3) {
+    let (w, v) = relative(pred, q);
+    // Ω = 2v, V = ½ Ωᵀ C Ω = 2 vᵀ C v, λ = ∂V/∂v = 4 C v.
+    let lam = v.component_mul(c) * 4.0;
+    let value = 0.5 * lam.dot(&v);
+    // ∂v/∂δ_b = ½(wI + [v]).
+    let jb = (skew(&v) + Mat3::identity() * w) * 0.5;
+    let g = jb.transpose() * lam;
+    if hess == Hessian::Skip {
+        return (value, g, Mat3::zeros());
+    }
+    let mut kjb = jb;
+    for k in 0..3 {
+        kjb.row_mut(k).scale_mut(4.0 * c[k]);
+    }
+    let mut h = jb.transpose() * kjb;
+    if hess == Hessian::Exact {
+        let d = -0.25 * lam.dot(&v);
+        for k in 0..3 {
+            h[(k, k)] += d;
+        }
     }
     (value, g, h)
 }
@@ -329,5 +401,23 @@ mod tests {
         // Sign of the stored quaternions does not matter.
         let om2 = darboux(&qa, &Quat::new_unchecked(-qb.into_inner()), l);
         assert!((om - om2).norm() < 1e-12);
+    }
+
+    #[test]
+    fn rotational_inertia_is_the_b_block_of_bend_twist() {
+        let c = Vec3::new(3.0e-9, 2.0e-9, 5.0e-9);
+        let pred = q(Vec3::new(0.3, -0.1, 0.7));
+        let cur = pred * q(Vec3::new(0.02, -0.05, 0.11));
+        for kind in [Hessian::Exact, Hessian::GaussNewton] {
+            let (v, g, h) = rotational_inertia(&pred, &cur, &c, kind);
+            let (v6, g6, h6) = bend_twist(&pred, &cur, 1.0, &c, &Vec3::zeros(), kind);
+            assert!((v - v6).abs() <= 1e-14 * v6.abs());
+            for a in 0..3 {
+                assert!((g[a] - g6[3 + a]).abs() <= 1e-14 * g6.amax());
+                for b in 0..3 {
+                    assert!((h[(a, b)] - h6[(3 + a, 3 + b)]).abs() <= 1e-14 * h6.amax());
+                }
+            }
+        }
     }
 }

@@ -212,8 +212,8 @@ pub enum CosseratError {
 #[derive(Clone, Debug)]
 pub(crate) struct Work {
     pub h: Banded,
-    /// Copy of `h` before factorisation, for Marquardt retries.
-    pub h_backup: Banded,
+    /// Cholesky factor of `h` (plus any Marquardt shift); `h` itself stays intact for retries.
+    pub chol: Banded,
     pub g: Vec<f64>,
     pub dz: Vec<f64>,
     pub x_prev: Vec<Vec3>,
@@ -278,7 +278,7 @@ impl CosseratRod {
         let dofs = 6 * n + 3;
         let work = Work {
             h: Banded::new(dofs, 8),
-            h_backup: Banded::new(dofs, 8),
+            chol: Banded::new(dofs, 8),
             g: vec![0.0; dofs],
             dz: vec![0.0; dofs],
             x_prev: positions.clone(),

@@ -15,7 +15,7 @@
 
 use super::energy::{self, Hessian};
 use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
-use crate::math::{Quat, Vec3};
+use crate::math::{Quat, Vec3, exp_quat};
 
 /// A Newton solve has converged when the largest force (moment/l) imbalance is below this
 /// fraction of the rod's force scale (weight + end loads + EI/L²), or when the Newton step falls
@@ -44,26 +44,29 @@ fn ti(e: usize) -> usize {
 /// Body-frame rotation increment: `u ∘ exp_q(δ)`, renormalised. Returns the norm error.
 #[inline]
 fn rotate(q: &Quat, d: &Vec3) -> (Quat, f64) {
-    let r = q.into_inner() * Quat::from_scaled_axis(*d).into_inner();
+    let r = q.into_inner() * exp_quat(d).into_inner();
     let n = r.norm();
     (Quat::new_unchecked(r / n), (1.0 - n).abs())
 }
 
-/// Which degrees of freedom are held: the positions of pinned and clamped end nodes. (A
-/// clamped end's frame is not a degree of freedom of the rod: it enters through the boundary
-/// bend–twist joint, see `objective`.)
-fn held(ends: (EndCondition, EndCondition), n: usize, dof: usize) -> bool {
-    (dof < 3 && ends.0 != EndCondition::Free) || (dof >= xi(n) && ends.1 != EndCondition::Free)
+/// What [`objective`] computes besides the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Eval {
+    /// Value, gradient and banded Hessian of the given kind.
+    Full(Hessian),
+    /// Value and gradient (a line-search trial that will not be continued from).
+    Gradient,
 }
 
 #[allow(clippy::needless_range_loop)] // node, segment and joint indices address several arrays
-/// Evaluate Φ at (x, q); with `assemble`, also fill the gradient and banded Hessian.
+/// Evaluate Φ at (x, q) (the trial point with `trial`) with its gradient, and with
+/// `Eval::Full` its banded Hessian.
 fn objective(
     rod: &mut CosseratRod,
     trial: bool,
     dynamics: Option<Dynamics>,
     drive: &Drive,
-    assemble: Option<Hessian>,
+    eval: Eval,
 ) -> f64 {
     let p = &rod.params;
     let n = p.segments;
@@ -74,10 +77,15 @@ fn objective(
     } else {
         (&rod.x, &rod.q)
     };
-    if assemble.is_some() {
+    let kind = match eval {
+        Eval::Full(k) => k,
+        Eval::Gradient => Hessian::Skip,
+    };
+    let hessian = kind != Hessian::Skip;
+    if hessian {
         w.h.clear();
-        w.g.iter_mut().for_each(|v| *v = 0.0);
     }
+    w.g.iter_mut().for_each(|v| *v = 0.0);
     let mut phi = 0.0;
     // Nodes: inertia, mass damping, gravity, end forces.
     for i in 0..=n {
@@ -106,17 +114,17 @@ fn objective(
                 diag += wd;
             }
         }
-        if assemble.is_some() {
-            for k in 0..3 {
-                w.g[xi(i) + k] += grad[k];
+        for k in 0..3 {
+            w.g[xi(i) + k] += grad[k];
+            if hessian {
                 w.h.add_diagonal(xi(i) + k, diag);
             }
         }
     }
     let zero = Vec3::zeros();
     let beta = dynamics.map_or(0.0, |d| p.stiffness_damping / d.h);
-    let kind = assemble.unwrap_or(Hessian::GaussNewton);
-    // Segments: stretch–shear (+ its strain-rate damping) and rotational inertia.
+    // Segments: stretch–shear (+ its strain-rate damping) and rotational inertia. The element's
+    // unknowns [x_e, δ_e, x_{e+1}] are the consecutive indices 6e .. 6e + 9.
     for e in 0..n {
         let r = q[e].to_rotation_matrix().into_inner();
         let (mut v, mut g9, mut h9) =
@@ -131,27 +139,20 @@ fn objective(
         }
         phi += v;
         if let Some(d) = dynamics {
-            // (2/h²) Im(ũ⁻¹u)ᵀ J Im(ũ⁻¹u): a bend–twist term against the prediction, l = 1.
+            // (2/h²) Im(ũ⁻¹u)ᵀ J Im(ũ⁻¹u) against the prediction (Soler eq. (14)).
             let c = p.rotational_density * (l / (d.h * d.h));
-            let (vr, gr, hr) = energy::bend_twist(&w.q_pred[e], &q[e], 1.0, &c, &zero, kind);
+            let (vr, gr, hr) = energy::rotational_inertia(&w.q_pred[e], &q[e], &c, kind);
             phi += vr;
-            if assemble.is_some() {
-                for a in 0..3 {
-                    g9[3 + a] += gr[3 + a];
-                    for b in 0..3 {
-                        h9[(3 + a, 3 + b)] += hr[(3 + a, 3 + b)];
-                    }
-                }
-            }
+            let mut g3 = g9.fixed_rows_mut::<3>(3);
+            g3 += gr;
+            let mut h3 = h9.fixed_view_mut::<3, 3>(3, 3);
+            h3 += hr;
         }
-        if assemble.is_some() {
-            let base = xi(e);
-            for a in 0..9 {
-                w.g[base + a] += g9[a];
-                for b in 0..=a {
-                    w.h.add_lower(base + a, base + b, h9[(a, b)]);
-                }
-            }
+        for a in 0..9 {
+            w.g[xi(e) + a] += g9[a];
+        }
+        if hessian {
+            w.h.add_dense(xi(e), &h9);
         }
     }
     // Joints: bend–twist (+ damping).
@@ -172,23 +173,14 @@ fn objective(
             h6 += hd;
         }
         phi += v;
-        if assemble.is_some() {
-            let idx = [
-                ti(j),
-                ti(j) + 1,
-                ti(j) + 2,
-                ti(j + 1),
-                ti(j + 1) + 1,
-                ti(j + 1) + 2,
-            ];
-            for a in 0..6 {
-                w.g[idx[a]] += g6[a];
-                for b in 0..6 {
-                    if idx[a] >= idx[b] {
-                        w.h.add_lower(idx[a], idx[b], h6[(a, b)]);
-                    }
-                }
-            }
+        for a in 0..3 {
+            w.g[ti(j) + a] += g6[a];
+            w.g[ti(j + 1) + a] += g6[3 + a];
+        }
+        if hessian {
+            w.h.add_dense(ti(j), &h6.fixed_view::<3, 3>(0, 0).into_owned());
+            w.h.add_dense(ti(j + 1), &h6.fixed_view::<3, 3>(3, 3).into_owned());
+            w.h.add_block3(ti(j + 1), ti(j), &h6.fixed_view::<3, 3>(3, 0).into_owned());
         }
     }
     // Clamped ends: a bend–twist joint of length l/2 between the held frame and the end
@@ -212,29 +204,38 @@ fn objective(
         let (v, g6, h6) =
             energy::bend_twist(&qa, &qb, half, &p.bend_stiffness, &p.rest_darboux, kind);
         phi += v;
-        if assemble.is_some() {
-            for a in 0..3 {
-                w.g[ti(e) + a] += g6[off + a];
-                for b in 0..=a {
-                    w.h.add_lower(ti(e) + a, ti(e) + b, h6[(off + a, off + b)]);
-                }
-            }
+        for a in 0..3 {
+            w.g[ti(e) + a] += g6[off + a];
+        }
+        if hessian {
+            let h3 = h6.fixed_view::<3, 3>(off, off).into_owned();
+            w.h.add_dense(ti(e), &h3);
         }
     }
-    if assemble.is_some() {
-        // Dead end torques: virtual work τ·(R δ), so ∂Φ/∂δ = -Rᵀτ (no potential; see `step_work`).
-        let t0 = q[0].inverse() * drive.start_torque;
-        let t1 = q[n - 1].inverse() * drive.end_torque;
+    // Dead end torques: virtual work τ·(R δ), so ∂Φ/∂δ = -Rᵀτ (no potential; see `step_work`).
+    let t0 = q[0].inverse() * drive.start_torque;
+    let t1 = q[n - 1].inverse() * drive.end_torque;
+    for k in 0..3 {
+        w.g[ti(0) + k] -= t0[k];
+        w.g[ti(n - 1) + k] -= t1[k];
+    }
+    // Dirichlet degrees of freedom: held end positions, or every position (frames-only solve).
+    let mut hold = |node: usize| {
         for k in 0..3 {
-            w.g[ti(0) + k] -= t0[k];
-            w.g[ti(n - 1) + k] -= t1[k];
-        }
-        for dof in 0..w.g.len() {
-            let position = dof % 6 < 3 || dof >= xi(n);
-            if held(rod.ends, n, dof) || (w.pin_positions && position) {
-                w.g[dof] = 0.0;
-                w.h.pin(dof);
+            w.g[xi(node) + k] = 0.0;
+            if hessian {
+                w.h.pin(xi(node) + k);
             }
+        }
+    };
+    if w.pin_positions {
+        (0..=n).for_each(&mut hold);
+    } else {
+        if rod.ends.0 != EndCondition::Free {
+            hold(0);
+        }
+        if rod.ends.1 != EndCondition::Free {
+            hold(n);
         }
     }
     phi
@@ -242,15 +243,19 @@ fn objective(
 
 /// Largest force [N] and moment [N m] imbalance of the assembled gradient.
 fn residual(rod: &CosseratRod) -> (f64, f64) {
-    let n = rod.params.segments;
+    largest(&rod.work.g, rod.params.segments)
+}
+
+/// Largest absolute position and rotation entries of a vector over the unknowns.
+fn largest(z: &[f64], n: usize) -> (f64, f64) {
     let (mut f, mut m) = (0.0f64, 0.0f64);
-    for (k, g) in rod.work.g.iter().enumerate() {
-        if k % 6 < 3 || k >= xi(n) {
-            f = f.max(g.abs());
-        } else {
-            m = m.max(g.abs());
+    for c in z.chunks(6) {
+        f = f.max(c[0].abs()).max(c[1].abs()).max(c[2].abs());
+        if c.len() == 6 {
+            m = m.max(c[3].abs()).max(c[4].abs()).max(c[5].abs());
         }
     }
+    debug_assert_eq!(z.len(), 6 * n + 3);
     (f, m)
 }
 
@@ -272,19 +277,17 @@ fn newton(
     let l = rod.params.segment_length;
     let tol = rod.config.tolerance;
     let fscale = rod.force_scale(drive);
-    let dofs = 6 * n + 3;
-    let mut phi = objective(rod, false, dynamics, drive, Some(Hessian::Exact));
+    let mut phi = objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact));
     report.converged = false;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
             return Err(CosseratError::NonFinite { iteration: it });
         }
         // Factor, with a Marquardt shift if the Hessian is indefinite.
-        let w = &mut rod.work;
-        w.h_backup.clone_from(&w.h);
         let mut mu = 0.0;
         loop {
-            if rod.work.h.factor().is_ok() {
+            let w = &mut rod.work;
+            if w.chol.factor_from(&w.h, mu).is_ok() {
                 break;
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
@@ -292,25 +295,12 @@ fn newton(
                 return Err(CosseratError::Singular);
             }
             report.shifts += 1;
-            let w = &mut rod.work;
-            w.h.clone_from(&w.h_backup);
-            for i in 0..dofs {
-                let d = w.h_backup.get(i, i).abs().max(1e-300);
-                w.h.add_diagonal(i, mu * d);
-            }
         }
         let w = &mut rod.work;
         w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
-        w.h.solve(&mut w.dz);
+        w.chol.solve(&mut w.dz);
         let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
-        let (mut dx_max, mut dth_max) = (0.0f64, 0.0f64);
-        for (k, d) in w.dz.iter().enumerate() {
-            if k % 6 < 3 || k >= xi(n) {
-                dx_max = dx_max.max(d.abs());
-            } else {
-                dth_max = dth_max.max(d.abs());
-            }
-        }
+        let (dx_max, dth_max) = largest(&w.dz, n);
         // Work of the dead end torques along the step, τ·(R dθ) per unit t.
         let tq = {
             let d0 = Vec3::new(w.dz[ti(0)], w.dz[ti(0) + 1], w.dz[ti(0) + 2]);
@@ -336,13 +326,18 @@ fn newton(
                 w.q_trial[e] = qn;
                 qerr = qerr.max(er);
             }
-            let phi_t = objective(rod, true, dynamics, drive, Some(Hessian::Exact)) - t * tq;
+            // The last allowed iteration's trial is never factored: gradient only.
+            let eval = if it + 1 == max_iterations {
+                Eval::Gradient
+            } else {
+                Eval::Full(Hessian::Exact)
+            };
+            let phi_t = objective(rod, true, dynamics, drive, eval) - t * tq;
             // Armijo on Φ; near convergence Φ's decrease sinks below its rounding (a weight of
             // 1e-5 J against decreases of 1e-20 J), so a full step that halves the residual is
             // accepted too.
-            let halves = t == 1.0 && report_residual(rod, fscale, l) < 0.5 * res_now;
             if phi_t <= phi + 1e-4 * t * slope
-                || halves
+                || (t == 1.0 && report_residual(rod, fscale, l) < 0.5 * res_now)
                 || (small && phi_t <= phi + 1e-12 * phi.abs())
             {
                 phi = phi_t + 0.0;
@@ -354,7 +349,7 @@ fn newton(
         report.iterations = it + 1;
         if !accepted {
             // No decrease: at the rounding floor (or a bad direction); reassemble where we are.
-            objective(rod, false, dynamics, drive, Some(Hessian::Exact));
+            objective(rod, false, dynamics, drive, Eval::Gradient);
             let (f, m) = residual(rod);
             report.residual = (f / fscale).max(m / (fscale * l));
             report.converged = report.residual < 1e3 * RESIDUAL_TOLERANCE;
@@ -368,6 +363,14 @@ fn newton(
         let (f, m) = residual(rod);
         report.residual = (f / fscale).max(m / (fscale * l));
         if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
+            report.converged = true;
+            return Ok(());
+        }
+        // At the rounding floor (EA/l against forces of 1e-4 N leaves relative residuals of
+        // ~1e-8) the line search only finds damped steps that change nothing: stop there, as
+        // when no step is accepted at all.
+        if t < 1.0 && report.residual > 0.5 * res_now && report.residual < 1e3 * RESIDUAL_TOLERANCE
+        {
             report.converged = true;
             return Ok(());
         }
@@ -439,7 +442,7 @@ pub(crate) fn begin_step(rod: &mut CosseratRod, he: f64, drive: &Drive, midpoint
         w.x_pred[i] = rod.x[i] + rod.v[i] * he;
     }
     for e in 0..n {
-        w.q_pred[e] = rod.q[e] * Quat::from_scaled_axis(rod.omega[e] * he);
+        w.q_pred[e] = rod.q[e] * exp_quat(&(rod.omega[e] * he));
     }
     rod.x.copy_from_slice(&w.x_pred);
     rod.q.copy_from_slice(&w.q_pred);
