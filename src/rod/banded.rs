@@ -228,6 +228,7 @@ impl Banded {
     /// Cholesky chains all `B(B+1)/2` subtractions plus a square root and ran 2–3× slower).
     /// Rows are read from `src` (or taken in place) as they enter the window, with `shift` on
     /// the diagonal.
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     fn factor_fixed<const B: usize>(
         &mut self,
         src: Option<&Banded>,
@@ -293,6 +294,7 @@ impl Banded {
     }
 
     /// Any bandwidth: left-looking `L D Lᵀ`, the reference for [`Banded::factor_fixed`].
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     fn factor_any(&mut self) -> Result<(), NotPositiveDefinite> {
         let n = self.n;
         for i in 0..n {
@@ -327,6 +329,7 @@ impl Banded {
         }
     }
 
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     fn solve_fixed<const B: usize>(&self, x: &mut [f64]) {
         let w = B + 1;
         let n = self.n;
@@ -382,6 +385,7 @@ impl Banded {
         }
     }
 
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     fn solve_any(&self, x: &mut [f64]) {
         let n = self.n;
         for i in 0..n {
