@@ -279,19 +279,36 @@ fn newton(
     let fscale = rod.force_scale(drive);
     let mut phi = objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact));
     report.converged = false;
+    // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
+    // equilibrium (the Newton model is poor there) and relaxed after full steps.
+    let mut min_shift = 0.0f64;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
             return Err(CosseratError::NonFinite { iteration: it });
         }
-        // Factor, with a Marquardt shift if the Hessian is indefinite.
-        let mut mu = 0.0;
+        // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
+        // (a large perturbation, digest D.13) the exact Hessian can be so indefinite that only
+        // a huge shift helps; switch to the positive semi-definite Gauss–Newton Hessian at the
+        // same point instead, then shift that if needed (static free rods: rigid modes).
+        let mut mu = min_shift;
+        let mut gauss_newton = false;
         loop {
             let w = &mut rod.work;
             if w.chol.factor_from(&w.h, mu).is_ok() {
                 break;
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
-            if mu > 1e4 {
+            if !gauss_newton && mu > 1e-3 {
+                objective(
+                    rod,
+                    false,
+                    dynamics,
+                    drive,
+                    Eval::Full(Hessian::GaussNewton),
+                );
+                gauss_newton = true;
+                mu = min_shift;
+            } else if mu > 1e4 {
                 return Err(CosseratError::Singular);
             }
             report.shifts += 1;
@@ -348,12 +365,20 @@ fn newton(
         }
         report.iterations = it + 1;
         if !accepted {
-            // No decrease: at the rounding floor (or a bad direction); reassemble where we are.
-            objective(rod, false, dynamics, drive, Eval::Gradient);
-            let (f, m) = residual(rod);
-            report.residual = (f / fscale).max(m / (fscale * l));
-            report.converged = report.residual < 1e3 * RESIDUAL_TOLERANCE;
-            return Ok(());
+            // No decrease along this direction: at the rounding floor, stop; otherwise the
+            // model is poor here: reassemble where we are and retry with a larger shift.
+            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact));
+            report.residual = report_residual(rod, fscale, l);
+            if report.residual < 1e3 * RESIDUAL_TOLERANCE {
+                report.converged = true;
+                return Ok(());
+            }
+            if min_shift >= 1e4 {
+                return Ok(());
+            }
+            min_shift = (mu * 100.0).max(1e-6);
+            report.shifts += 1;
+            continue;
         }
         std::mem::swap(&mut rod.x, &mut rod.work.x_trial);
         std::mem::swap(&mut rod.q, &mut rod.work.q_trial);
@@ -374,6 +399,15 @@ fn newton(
             report.converged = true;
             return Ok(());
         }
+        min_shift = if t < 1e-6 {
+            (mu * 100.0).max(1e-6)
+        } else if t == 1.0 && min_shift > 1e-8 {
+            min_shift * 0.01
+        } else if t == 1.0 {
+            0.0
+        } else {
+            min_shift
+        };
     }
     Ok(())
 }
