@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod contact;
 pub mod math;
 pub mod rod;
 pub mod scene;

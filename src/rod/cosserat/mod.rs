@@ -21,6 +21,9 @@
 pub mod energy;
 pub mod newton;
 pub mod pd;
+pub mod potential;
+
+pub use potential::{NoPotential, NodePotential, PotentialSink};
 
 use crate::math::{E3, Mat3, Quat, Vec3};
 use crate::rod::RodParams;
@@ -185,6 +188,11 @@ pub struct CosseratReport {
     pub kinetic_energy: f64,
     /// Gravitational potential energy `-Σ m g·x` [J].
     pub gravity_energy: f64,
+    /// Value of the external potential (contact penalty plus friction's dissipation
+    /// potential) at the solution [J]; not part of [`CosseratReport::total_energy`].
+    pub external_energy: f64,
+    /// Re-solves requested by the external potential (stiffness raised) [-].
+    pub retries: usize,
 }
 
 impl CosseratReport {
@@ -208,6 +216,9 @@ pub enum CosseratError {
     Singular,
 }
 
+/// Re-solves of one step an external potential may request (each raises its stiffness).
+pub const MAX_POTENTIAL_RETRIES: usize = 8;
+
 /// Scratch space of the solvers, allocated once.
 #[derive(Clone, Debug)]
 pub(crate) struct Work {
@@ -229,6 +240,9 @@ pub(crate) struct Work {
     pub pin_positions: bool,
     /// Held frames at the start of the step.
     pub held_prev: (Quat, Quat),
+    /// Velocities at the start of the step (for re-solves).
+    pub v_start: Vec<Vec3>,
+    pub omega_start: Vec<Vec3>,
 }
 
 /// One dynamic Cosserat rod: state, parameters, held ends and solver settings.
@@ -292,6 +306,8 @@ impl CosseratRod {
             pd: None,
             pin_positions: false,
             held_prev: (frames[0], frames[n - 1]),
+            v_start: vec![Vec3::zeros(); n + 1],
+            omega_start: vec![Vec3::zeros(); n],
         };
         let held_frames = (frames[0], frames[n - 1]);
         CosseratRod {
@@ -447,28 +463,92 @@ impl CosseratRod {
 
     /// Advance by `h` [s] to the targets and loads of `drive` (evaluated at the step's end).
     pub fn step(&mut self, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+        self.step_with(h, drive, &mut NoPotential)
+    }
+
+    /// [`CosseratRod::step`] with an external potential on the node positions (contact). The
+    /// potential may ask for the step to be re-solved from its start (up to
+    /// [`MAX_POTENTIAL_RETRIES`] times), e.g. after raising a penalty stiffness. The PD solver
+    /// ignores potentials (scenes reject obstacles with `solver = "pd"`).
+    pub fn step_with(
+        &mut self,
+        h: f64,
+        drive: &Drive,
+        pot: &mut dyn NodePotential,
+    ) -> Result<CosseratReport, CosseratError> {
         let before = self.held_frames;
-        self.work.held_prev = before;
-        self.held_frames = (drive.start.rotation, drive.end.rotation);
-        let r = match self.config.method {
-            Method::Newton => newton::step(self, h, drive),
-            Method::Pd => pd::step(self, h, drive),
-        };
-        if r.is_err() {
-            self.held_frames = before;
+        self.work.v_start.copy_from_slice(&self.v);
+        self.work.omega_start.copy_from_slice(&self.omega);
+        let mut retries = 0;
+        loop {
+            self.work.held_prev = before;
+            self.held_frames = (drive.start.rotation, drive.end.rotation);
+            pot.begin(&self.x, Some(h));
+            let r = match self.config.method {
+                Method::Newton => newton::step(self, h, drive, pot),
+                Method::Pd => pd::step(self, h, drive),
+            };
+            match r {
+                Err(e) => {
+                    self.held_frames = before;
+                    return Err(e);
+                }
+                Ok(mut rep) => {
+                    if pot.accept(&self.x) || retries == MAX_POTENTIAL_RETRIES {
+                        rep.retries = retries;
+                        rep.external_energy = pot.evaluate(&self.x, None);
+                        return Ok(rep);
+                    }
+                    retries += 1;
+                    let w = &self.work;
+                    self.x.copy_from_slice(&w.x_prev);
+                    self.q.copy_from_slice(&w.q_prev);
+                    self.v.copy_from_slice(&w.v_start);
+                    self.omega.copy_from_slice(&w.omega_start);
+                }
+            }
         }
-        r
     }
 
     /// Static equilibrium under `drive`, from the current state (velocities are zeroed).
     pub fn equilibrate(&mut self, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+        self.equilibrate_with(drive, &mut NoPotential)
+    }
+
+    /// [`CosseratRod::equilibrate`] with an external potential. Lagged quantities (friction's
+    /// normal forces) are re-evaluated at the solution and the equilibrium re-solved until they
+    /// change by less than 1 % and the potential accepts the state (at most
+    /// [`MAX_POTENTIAL_RETRIES`] + 1 solves).
+    pub fn equilibrate_with(
+        &mut self,
+        drive: &Drive,
+        pot: &mut dyn NodePotential,
+    ) -> Result<CosseratReport, CosseratError> {
         let before = self.held_frames;
         self.held_frames = (drive.start.rotation, drive.end.rotation);
-        let r = newton::equilibrate(self, drive);
-        if r.is_err() {
-            self.held_frames = before;
+        pot.begin(&self.x, None);
+        let mut retries = 0;
+        let mut iterations = 0;
+        loop {
+            let r = newton::equilibrate(self, drive, pot);
+            let mut rep = match r {
+                Err(e) => {
+                    self.held_frames = before;
+                    return Err(e);
+                }
+                Ok(rep) => rep,
+            };
+            iterations += rep.iterations;
+            let accepted = pot.accept(&self.x);
+            let change = pot.relag(&self.x);
+            if (accepted && change < 0.01) || retries == MAX_POTENTIAL_RETRIES {
+                rep.iterations = iterations;
+                rep.retries = retries;
+                rep.external_energy = pot.evaluate(&self.x, None);
+                return Ok(rep);
+            }
+            retries += 1;
         }
-        r
     }
 
     /// Apply the held-end targets of `drive` to the node positions.

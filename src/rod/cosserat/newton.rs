@@ -14,6 +14,7 @@
 //! (digest C.1).
 
 use super::energy::{self, Hessian};
+use super::potential::{NodePotential, PotentialSink};
 use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
 use crate::math::{Quat, Vec3, exp_quat};
 
@@ -67,6 +68,7 @@ fn objective(
     dynamics: Option<Dynamics>,
     drive: &Drive,
     eval: Eval,
+    pot: &dyn NodePotential,
 ) -> f64 {
     let p = &rod.params;
     let n = p.segments;
@@ -219,6 +221,12 @@ fn objective(
         w.g[ti(0) + k] -= t0[k];
         w.g[ti(n - 1) + k] -= t1[k];
     }
+    // External potentials on the node positions (obstacle contact and friction).
+    let mut sink = PotentialSink {
+        g: &mut w.g,
+        h: if hessian { Some(&mut w.h) } else { None },
+    };
+    phi += pot.evaluate(x, Some(&mut sink));
     // Dirichlet degrees of freedom: held end positions, or every position (frames-only solve).
     let mut hold = |node: usize| {
         for k in 0..3 {
@@ -272,12 +280,13 @@ fn newton(
     drive: &Drive,
     max_iterations: usize,
     report: &mut CosseratReport,
+    pot: &dyn NodePotential,
 ) -> Result<(), CosseratError> {
     let n = rod.params.segments;
     let l = rod.params.segment_length;
     let tol = rod.config.tolerance;
     let fscale = rod.force_scale(drive);
-    let mut phi = objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact));
+    let mut phi = objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
     report.converged = false;
     // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
     // equilibrium (the Newton model is poor there) and relaxed after full steps.
@@ -299,13 +308,7 @@ fn newton(
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
             if !gauss_newton && mu > 1e-3 {
-                objective(
-                    rod,
-                    false,
-                    dynamics,
-                    drive,
-                    Eval::Full(Hessian::GaussNewton),
-                );
+                objective(rod, false, dynamics, drive, Eval::Full(Hessian::GaussNewton), pot);
                 gauss_newton = true;
                 mu = min_shift;
             } else if mu > 1e4 {
@@ -349,7 +352,7 @@ fn newton(
             } else {
                 Eval::Full(Hessian::Exact)
             };
-            let phi_t = objective(rod, true, dynamics, drive, eval) - t * tq;
+            let phi_t = objective(rod, true, dynamics, drive, eval, pot) - t * tq;
             // Armijo on Φ; near convergence Φ's decrease sinks below its rounding (a weight of
             // 1e-5 J against decreases of 1e-20 J), so a full step that halves the residual is
             // accepted too.
@@ -367,7 +370,7 @@ fn newton(
         if !accepted {
             // No decrease along this direction: at the rounding floor, stop; otherwise the
             // model is poor here: reassemble where we are and retry with a larger shift.
-            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact));
+            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
             report.residual = report_residual(rod, fscale, l);
             if report.residual < 1e3 * RESIDUAL_TOLERANCE {
                 report.converged = true;
@@ -413,7 +416,12 @@ fn newton(
 }
 
 /// One implicit step of length `h` [s].
-pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+pub fn step(
+    rod: &mut CosseratRod,
+    h: f64,
+    drive: &Drive,
+    pot: &dyn NodePotential,
+) -> Result<CosseratReport, CosseratError> {
     let n = rod.params.segments;
     let l = rod.params.segment_length;
     let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
@@ -432,7 +440,7 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
     let mut report = CosseratReport::default();
     let cap = rod.config.max_iterations;
-    if let Err(e) = newton(rod, Some(Dynamics { h: he }), &d, cap, &mut report) {
+    if let Err(e) = newton(rod, Some(Dynamics { h: he }), &d, cap, &mut report, pot) {
         rod.x.copy_from_slice(&rod.work.x_prev);
         rod.q.copy_from_slice(&rod.work.q_prev);
         return Err(e);
@@ -445,7 +453,7 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
         // positions held, so the state at t_{n+1} is consistent.
         rod.work.pin_positions = true;
         let mut rot = CosseratReport::default();
-        let r = newton(rod, None, drive, cap, &mut rot);
+        let r = newton(rod, None, drive, cap, &mut rot, pot);
         rod.work.pin_positions = false;
         if let Err(e) = r {
             rod.x.copy_from_slice(&rod.work.x_prev);
@@ -529,13 +537,17 @@ pub(crate) fn finish_step(rod: &mut CosseratRod, h: f64, midpoint: bool) {
 
 /// Static equilibrium by Newton with line search and Marquardt shifts (a local minimum of the
 /// potential energy, reached from the current state). Velocities are set to zero.
-pub fn equilibrate(rod: &mut CosseratRod, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+pub fn equilibrate(
+    rod: &mut CosseratRod,
+    drive: &Drive,
+    pot: &dyn NodePotential,
+) -> Result<CosseratReport, CosseratError> {
     rod.work.x_prev.copy_from_slice(&rod.x);
     rod.work.q_prev.copy_from_slice(&rod.q);
     CosseratRod::impose_ends(&mut rod.x, rod.ends, drive);
     let mut report = CosseratReport::default();
     let cap = rod.config.max_iterations.max(500);
-    if let Err(e) = newton(rod, None, drive, cap, &mut report) {
+    if let Err(e) = newton(rod, None, drive, cap, &mut report, pot) {
         rod.x.copy_from_slice(&rod.work.x_prev);
         rod.q.copy_from_slice(&rod.work.q_prev);
         return Err(e);

@@ -1,0 +1,492 @@
+//! Rod–obstacle contact: smooth penalty on the penetration of the rod's surface into planes and
+//! finite solid cylinders, with Coulomb friction in the lagged form of Incremental Potential
+//! Contact (Li et al. 2020, §5: normal forces frozen at the start of the step, a smoothed
+//! sliding potential `μ λ f0(|u|)` on the tangential displacement `u` over the step).
+//!
+//! Contact points: every node for a plane (a segment's lowest point against a plane is one of
+//! its nodes); for a cylinder, the point of each segment closest to the cylinder's axis
+//! (where the segment penetrates deepest), or a node where both neighbouring segments' closest
+//! points are that node.
+//!
+//! Penalty (C², per contact point, penetration `δ = r_rod - d`, `d` the signed distance of the
+//! point to the obstacle surface):
+//!
+//!   `E(δ) = k δ³/(6ε)` for `0 ≤ δ ≤ ε`,  `E(δ) = k (δ²/2 - εδ/2 + ε²/6)` for `δ > ε`,
+//!
+//! so the force `E'(δ)` grows from zero smoothly and the stiffness reaches `k` [N/m] at `δ = ε`.
+//! `k` adapts: a solved state sinking deeper than the tolerance (1 % of the rod radius by
+//! default) raises `k` tenfold and the step is re-solved.
+//!
+//! Friction (IPC eq. (14)–(15)): `D(u) = μ λ f0(|u|)` with
+//! `f0(y) = -y³/(3ε_u²) + y²/ε_u + ε_u/3` below `ε_u`, `y` above; `f0' = f1 = min(1, 2y/ε_u - y²/ε_u²)`.
+//! `λ` is the normal force at the start of the step; `u` the tangential (w.r.t. the start
+//! normal) displacement of the contact's material point since the start. Sliding below
+//! `ε_u` per step is the "stick" regime.
+
+use crate::math::{Mat3, Vec3, any_perpendicular};
+use crate::rod::cosserat::{NodePotential, PotentialSink};
+
+/// Obstacle geometry (world frame, SI).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// Half-space `(x - point)·normal ≤ 0` is solid.
+    Plane {
+        /// A point of the plane [m].
+        point: Vec3,
+        /// Unit outward normal.
+        normal: Vec3,
+    },
+    /// Finite solid cylinder.
+    Cylinder {
+        /// Centre [m].
+        center: Vec3,
+        /// Unit axis.
+        axis: Vec3,
+        /// Radius [m].
+        radius: f64,
+        /// Half of the length [m].
+        half_length: f64,
+    },
+}
+
+impl Shape {
+    /// Signed distance [m] of `p` to the surface (negative inside), its gradient (the unit
+    /// outward normal) and its Hessian [1/m].
+    pub fn distance(&self, p: &Vec3) -> (f64, Vec3, Mat3) {
+        match self {
+            Shape::Plane { point, normal } => ((p - point).dot(normal), *normal, Mat3::zeros()),
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                half_length,
+            } => {
+                let rel = p - center;
+                let t = rel.dot(axis);
+                let rho = rel - axis * t;
+                let r = rho.norm();
+                let e = if r > 1e-300 {
+                    rho / r
+                } else {
+                    any_perpendicular(axis)
+                };
+                let sign = if t >= 0.0 { 1.0 } else { -1.0 };
+                let dl = r - radius;
+                let dc = t.abs() - half_length;
+                // Lateral surface: d = r - R, ∇²d = (I - aaᵀ - eeᵀ)/r.
+                let lateral = |d: f64| {
+                    let h = if r > 1e-300 {
+                        (Mat3::identity() - axis * axis.transpose() - e * e.transpose()) / r
+                    } else {
+                        Mat3::zeros()
+                    };
+                    (d, e, h)
+                };
+                let cap = |d: f64| (d, axis * sign, Mat3::zeros());
+                if dl <= 0.0 && dc <= 0.0 {
+                    if dl > dc { lateral(dl) } else { cap(dc) }
+                } else if dc <= 0.0 {
+                    lateral(dl)
+                } else if dl <= 0.0 {
+                    cap(dc)
+                } else {
+                    // Outside the rim: distance to the rim circle.
+                    let v = e * dl + axis * (sign * dc);
+                    let d = v.norm();
+                    let n = v / d;
+                    // ∇²d = (I - nnᵀ)/d restricted, plus the rim's curvature term in the
+                    // circumferential direction: (1 - R/r)... kept exact below.
+                    let tang = axis.cross(&e);
+                    let h = (Mat3::identity() - n * n.transpose() - tang * tang.transpose()) / d
+                        + tang * tang.transpose() * (dl / (d * r));
+                    (d, n, h)
+                }
+            }
+        }
+    }
+}
+
+/// An obstacle: geometry and Coulomb friction coefficient.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Obstacle {
+    /// Geometry.
+    pub shape: Shape,
+    /// Coulomb friction coefficient μ [-].
+    pub friction: f64,
+}
+
+/// Lagged friction data of one contact slot (a node of a plane, a segment of a cylinder).
+#[derive(Clone, Copy, Debug, Default)]
+struct Lag {
+    /// Normal force at the start [N] (0: no friction this step).
+    lambda: f64,
+    /// Unit normal at the start.
+    normal: Vec3,
+    /// Segment parameter of the material point (cylinders; 0 for plane nodes).
+    s: f64,
+}
+
+/// One contact point of an evaluation: up to two nodes with weights.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    nodes: [usize; 2],
+    weights: [f64; 2],
+    /// Number of nodes used (1 or 2).
+    count: usize,
+    /// Slot index into the obstacle's lag table.
+    slot: usize,
+}
+
+/// Contact of one rod with a set of static obstacles, as a potential for the Newton solver.
+#[derive(Clone, Debug)]
+pub struct ObstacleContact {
+    obstacles: Vec<Obstacle>,
+    /// Rod radius [m].
+    rod_radius: f64,
+    /// Penalty stiffness k [N/m].
+    pub stiffness: f64,
+    /// Largest allowed penetration [m] (default 1 % of the rod radius).
+    pub tolerance: f64,
+    /// Friction's stick–slip transition speed ε_v [m/s] (ε_u = ε_v h; static solves use
+    /// ε_u = ε_v · 1 ms).
+    pub slip_speed: f64,
+    eps_u: f64,
+    x_start: Vec<Vec3>,
+    lags: Vec<Vec<Lag>>,
+    scratch: Vec<Lag>,
+    /// Deepest penetration of the last accepted state [m].
+    pub max_penetration: f64,
+    /// Contact points active (penetrating) in the last accepted state.
+    pub active: usize,
+    /// Stiffness raises so far.
+    pub raises: usize,
+}
+
+/// Smoothed penalty: value, first and second derivative in the penetration δ.
+#[inline]
+fn penalty(delta: f64, k: f64, eps: f64) -> (f64, f64, f64) {
+    if delta <= 0.0 {
+        (0.0, 0.0, 0.0)
+    } else if delta <= eps {
+        (
+            k * delta.powi(3) / (6.0 * eps),
+            k * delta * delta / (2.0 * eps),
+            k * delta / eps,
+        )
+    } else {
+        (
+            k * (0.5 * delta * delta - 0.5 * eps * delta + eps * eps / 6.0),
+            k * (delta - 0.5 * eps),
+            k,
+        )
+    }
+}
+
+/// IPC's friction mollifier: f0, f1 = f0', f1' (y ≥ 0).
+#[inline]
+fn mollifier(y: f64, eps: f64) -> (f64, f64, f64) {
+    if y < eps {
+        (
+            -y.powi(3) / (3.0 * eps * eps) + y * y / eps + eps / 3.0,
+            -y * y / (eps * eps) + 2.0 * y / eps,
+            -2.0 * y / (eps * eps) + 2.0 / eps,
+        )
+    } else {
+        (y, 1.0, 0.0)
+    }
+}
+
+impl ObstacleContact {
+    /// Contact of a rod of `nodes` nodes and radius `rod_radius` [m]; the initial penalty
+    /// stiffness is `stiffness` [N/m] (raised as needed).
+    pub fn new(obstacles: Vec<Obstacle>, rod_radius: f64, nodes: usize, stiffness: f64) -> Self {
+        let lags = obstacles
+            .iter()
+            .map(|_| vec![Lag::default(); nodes])
+            .collect();
+        ObstacleContact {
+            obstacles,
+            rod_radius,
+            stiffness,
+            tolerance: 0.01 * rod_radius,
+            slip_speed: 1e-4,
+            eps_u: 1e-7,
+            x_start: vec![Vec3::zeros(); nodes],
+            lags,
+            scratch: vec![Lag::default(); nodes],
+            max_penetration: 0.0,
+            active: 0,
+            raises: 0,
+        }
+    }
+
+    /// The obstacles.
+    pub fn obstacles(&self) -> &[Obstacle] {
+        &self.obstacles
+    }
+
+    /// Smoothing length of the penalty onset [m].
+    fn eps(&self) -> f64 {
+        0.25 * self.tolerance
+    }
+
+    /// Visit the contact points of obstacle `o` at `x`.
+    fn points(&self, o: usize, x: &[Vec3], mut f: impl FnMut(Point)) {
+        let n = x.len() - 1;
+        match &self.obstacles[o].shape {
+            Shape::Plane { .. } => {
+                for i in 0..=n {
+                    f(Point {
+                        nodes: [i, i],
+                        weights: [1.0, 0.0],
+                        count: 1,
+                        slot: i,
+                    });
+                }
+            }
+            Shape::Cylinder { center, axis, .. } => {
+                // Closest parameter of segment e to the axis line, clamped to [0, 1].
+                let param = |e: usize| {
+                    let d = x[e + 1] - x[e];
+                    let w0 = x[e] - center;
+                    let (a, b, c) = (d.dot(&d), d.dot(axis), 1.0);
+                    let (dd, ee) = (d.dot(&w0), axis.dot(&w0));
+                    let den = a * c - b * b;
+                    if den <= 1e-12 * a * c {
+                        0.5
+                    } else {
+                        ((b * ee - c * dd) / den).clamp(0.0, 1.0)
+                    }
+                };
+                let mut prev_end = false; // previous segment's point clamped to its end node
+                for e in 0..n {
+                    let s = param(e);
+                    if s > 0.0 && s < 1.0 {
+                        f(Point {
+                            nodes: [e, e + 1],
+                            weights: [1.0 - s, s],
+                            count: 2,
+                            slot: e,
+                        });
+                    } else if s == 0.0 && (e == 0 || prev_end) {
+                        // Node e is the closest point of both neighbours (or the rod's start).
+                        f(Point {
+                            nodes: [e, e],
+                            weights: [1.0, 0.0],
+                            count: 1,
+                            slot: e,
+                        });
+                    }
+                    prev_end = s == 1.0;
+                }
+                if prev_end {
+                    f(Point {
+                        nodes: [n, n],
+                        weights: [1.0, 0.0],
+                        count: 1,
+                        slot: n - 1,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The contact point's position.
+    #[inline]
+    fn at(p: &Point, x: &[Vec3]) -> Vec3 {
+        let mut v = x[p.nodes[0]] * p.weights[0];
+        if p.count == 2 {
+            v += x[p.nodes[1]] * p.weights[1];
+        }
+        v
+    }
+
+    /// Normal forces at `x` into the lag tables (keeping the material points of contacts that
+    /// already had one), and the largest change relative to the largest normal force.
+    /// Allocation-free: the new table is built in `scratch` and swapped in.
+    fn lag_normals(&mut self, x: &[Vec3]) -> f64 {
+        let (k, eps) = (self.stiffness, self.eps());
+        let last = x.len() - 1;
+        let mut change = 0.0f64;
+        for o in 0..self.obstacles.len() {
+            let mut fresh = std::mem::take(&mut self.scratch);
+            fresh.iter_mut().for_each(|l| *l = Lag::default());
+            self.points(o, x, |p| {
+                let (d, n, _) = self.obstacles[o].shape.distance(&Self::at(&p, x));
+                let (_, f, _) = penalty(self.rod_radius - d, k, eps);
+                if f > 0.0 {
+                    let s = if p.count == 2 {
+                        p.weights[1]
+                    } else if p.nodes[0] == last && p.slot + 1 == last {
+                        1.0 // the rod's end node, as the end of its last segment
+                    } else {
+                        0.0
+                    };
+                    fresh[p.slot] = Lag {
+                        lambda: f,
+                        normal: n,
+                        s,
+                    };
+                }
+            });
+            let old = &mut self.lags[o];
+            let scale = fresh.iter().map(|l| l.lambda).fold(0.0, f64::max);
+            for (new, prev) in fresh.iter_mut().zip(old.iter()) {
+                if scale > 0.0 {
+                    change = change.max((new.lambda - prev.lambda).abs() / scale);
+                }
+                if prev.lambda > 0.0 {
+                    new.s = prev.s;
+                }
+            }
+            std::mem::swap(old, &mut fresh);
+            self.scratch = fresh;
+        }
+        change
+    }
+}
+
+impl NodePotential for ObstacleContact {
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
+        self.x_start.copy_from_slice(x_start);
+        self.eps_u = self.slip_speed * h.unwrap_or(1e-3);
+        for t in self.lags.iter_mut() {
+            t.iter_mut().for_each(|l| *l = Lag::default());
+        }
+        self.lag_normals(x_start);
+    }
+
+    fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
+        let (k, eps) = (self.stiffness, self.eps());
+        let mut value = 0.0;
+        for o in 0..self.obstacles.len() {
+            let ob = &self.obstacles[o];
+            // Penalty.
+            self.points(o, x, |p| {
+                let pos = Self::at(&p, x);
+                let (d, n, hd) = ob.shape.distance(&pos);
+                let (e, de, dde) = penalty(self.rod_radius - d, k, eps);
+                if de == 0.0 && dde == 0.0 {
+                    return;
+                }
+                value += e;
+                let Some(sink) = sink.as_deref_mut() else {
+                    return;
+                };
+                // ∇_p E = -E' n,  ∇²_p E = E'' n nᵀ - E' ∇²d.
+                let gp = -n * de;
+                let hp = n * n.transpose() * dde - hd * de;
+                for a in 0..p.count {
+                    sink.add_gradient(p.nodes[a], &(gp * p.weights[a]));
+                }
+                if !sink.wants_hessian() {
+                    return;
+                }
+                let (w0, w1) = (p.weights[0], p.weights[1]);
+                if p.count == 1 {
+                    sink.add_hessian(p.nodes[0], p.nodes[0], &hp);
+                    return;
+                }
+                let (i, j) = (p.nodes[0], p.nodes[1]);
+                let mut h00 = hp * (w0 * w0);
+                let mut h11 = hp * (w1 * w1);
+                let mut h10 = hp * (w0 * w1);
+                // The point maximises the penetration over the segment (s = s*(x)): the
+                // Hessian of E(x, s*(x)) is the Schur complement H_xx - H_xs H_ss⁻¹ H_sx.
+                let delta = x[j] - x[i];
+                let ess = delta.dot(&(hp * delta));
+                if ess < 0.0 {
+                    let c0 = hp * delta * w0 - gp;
+                    let c1 = hp * delta * w1 + gp;
+                    h00 -= c0 * c0.transpose() / ess;
+                    h11 -= c1 * c1.transpose() / ess;
+                    h10 -= c1 * c0.transpose() / ess;
+                }
+                sink.add_hessian(i, i, &h00);
+                sink.add_hessian(j, j, &h11);
+                sink.add_hessian(j, i, &h10);
+            });
+            // Friction on the slots that were in contact at the start.
+            if ob.friction <= 0.0 {
+                continue;
+            }
+            let n_nodes = x.len();
+            for (slot, lag) in self.lags[o].iter().enumerate() {
+                if lag.lambda <= 0.0 {
+                    continue;
+                }
+                let (nodes, weights, count) = match ob.shape {
+                    Shape::Plane { .. } => ([slot, slot], [1.0, 0.0], 1),
+                    Shape::Cylinder { .. } if slot + 1 < n_nodes => {
+                        ([slot, slot + 1], [1.0 - lag.s, lag.s], 2)
+                    }
+                    Shape::Cylinder { .. } => ([slot, slot], [1.0, 0.0], 1),
+                };
+                let mut dp = Vec3::zeros();
+                for a in 0..count {
+                    dp += (x[nodes[a]] - self.x_start[nodes[a]]) * weights[a];
+                }
+                let nn = lag.normal;
+                let pt = Mat3::identity() - nn * nn.transpose();
+                let u = pt * dp;
+                let y = u.norm();
+                let ml = ob.friction * lag.lambda;
+                let (f0, f1, df1) = mollifier(y, self.eps_u);
+                value += ml * f0;
+                let Some(sink) = sink.as_deref_mut() else {
+                    continue;
+                };
+                // ∇D = μλ f1(y)/y · u (through P_t), ∇²D = μλ [f1/y P_t + (f1' - f1/y) û ûᵀ].
+                let (ratio, radial) = if y > 1e-300 {
+                    (f1 / y, df1 - f1 / y)
+                } else {
+                    (2.0 / self.eps_u, 0.0)
+                };
+                let g = u * (ml * ratio);
+                let uh = if y > 1e-300 { u / y } else { Vec3::zeros() };
+                let hp = (pt * ratio + uh * uh.transpose() * radial) * ml;
+                for a in 0..count {
+                    sink.add_gradient(nodes[a], &(g * weights[a]));
+                }
+                if sink.wants_hessian() {
+                    if count == 1 {
+                        sink.add_hessian(nodes[0], nodes[0], &hp);
+                    } else {
+                        let (w0, w1) = (weights[0], weights[1]);
+                        sink.add_hessian(nodes[0], nodes[0], &(hp * (w0 * w0)));
+                        sink.add_hessian(nodes[1], nodes[1], &(hp * (w1 * w1)));
+                        sink.add_hessian(nodes[1], nodes[0], &(hp * (w0 * w1)));
+                    }
+                }
+            }
+        }
+        value
+    }
+
+    fn accept(&mut self, x: &[Vec3]) -> bool {
+        let mut deepest = 0.0f64;
+        let mut active = 0;
+        for o in 0..self.obstacles.len() {
+            self.points(o, x, |p| {
+                let (d, _, _) = self.obstacles[o].shape.distance(&Self::at(&p, x));
+                let delta = self.rod_radius - d;
+                if delta > 0.0 {
+                    active += 1;
+                    deepest = deepest.max(delta);
+                }
+            });
+        }
+        self.max_penetration = deepest;
+        self.active = active;
+        if deepest > self.tolerance {
+            self.stiffness *= 10.0;
+            self.raises += 1;
+            return false;
+        }
+        true
+    }
+
+    fn relag(&mut self, x: &[Vec3]) -> f64 {
+        self.lag_normals(x)
+    }
+}

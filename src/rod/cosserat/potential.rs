@@ -1,0 +1,90 @@
+//! External potentials on node positions (contact with obstacles, later rod–tool contact),
+//! added to the implicit step by the Newton solver without the rod knowing what they are: the
+//! `contact` module implements [`NodePotential`] (dependency inversion keeps the layer rule,
+//! ARCHITECTURE.md: `contact` may use `rod`, not the reverse).
+//!
+//! A potential couples a node with itself or with its neighbour (Hessian blocks `(a, b)` with
+//! `|a - b| ≤ 1`), which keeps the Newton system banded.
+
+use crate::math::{Mat3, Vec3};
+use crate::rod::banded::Banded;
+
+/// Where a potential writes its gradient and Hessian (over node positions).
+pub struct PotentialSink<'a> {
+    pub(crate) g: &'a mut [f64],
+    pub(crate) h: Option<&'a mut Banded>,
+}
+
+impl<'a> PotentialSink<'a> {
+    /// A sink over the rod's Newton unknowns: `g` has `6N + 3` entries (node `i`'s position at
+    /// `6i`), `h` the matching banded Hessian (half-bandwidth 8), if wanted.
+    pub fn new(g: &'a mut [f64], h: Option<&'a mut Banded>) -> Self {
+        PotentialSink { g, h }
+    }
+
+    /// Whether the Hessian is wanted (otherwise [`PotentialSink::add_hessian`] is a no-op).
+    pub fn wants_hessian(&self) -> bool {
+        self.h.is_some()
+    }
+
+    /// `∂V/∂x_node += f` [N].
+    #[inline]
+    pub fn add_gradient(&mut self, node: usize, f: &Vec3) {
+        for k in 0..3 {
+            self.g[6 * node + k] += f[k];
+        }
+    }
+
+    /// `∂²V/∂x_a∂x_b += m` [N/m] for `b ∈ {a, a - 1}` (the `(b, a)` block is its transpose).
+    ///
+    /// # Panics
+    /// If the nodes are not equal or adjacent: a programming error in the potential.
+    #[inline]
+    pub fn add_hessian(&mut self, a: usize, b: usize, m: &Mat3) {
+        let Some(h) = self.h.as_deref_mut() else {
+            return;
+        };
+        if a == b {
+            h.add_dense(6 * a, m);
+        } else {
+            assert!(a == b + 1, "node potential couples nodes {a} and {b}: not banded");
+            h.add_block3(6 * a, 6 * b, m);
+        }
+    }
+}
+
+/// A potential `V(x)` over the rod's node positions [J], possibly depending on the state at
+/// the start of the step (lagged friction).
+pub trait NodePotential {
+    /// Called once per step (or static solve) with the positions at its start and the step
+    /// length [s] (`None` for an equilibrium solve): fix lagged quantities here.
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>);
+
+    /// Value [J] at `x`; with a sink, add the gradient (and Hessian, if wanted).
+    fn evaluate(&self, x: &[Vec3], sink: Option<&mut PotentialSink>) -> f64;
+
+    /// Called with the solved positions: return `false` to have the step re-solved from its
+    /// start (after the potential changed itself, e.g. raised a penalty stiffness).
+    fn accept(&mut self, x: &[Vec3]) -> bool;
+
+    /// Equilibrium solves only: re-evaluate lagged quantities (friction's normal forces) at
+    /// `x`, keeping the start positions; return their largest relative change [-].
+    fn relag(&mut self, x: &[Vec3]) -> f64;
+}
+
+/// No external potential.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoPotential;
+
+impl NodePotential for NoPotential {
+    fn begin(&mut self, _: &[Vec3], _: Option<f64>) {}
+    fn evaluate(&self, _: &[Vec3], _: Option<&mut PotentialSink>) -> f64 {
+        0.0
+    }
+    fn accept(&mut self, _: &[Vec3]) -> bool {
+        true
+    }
+    fn relag(&mut self, _: &[Vec3]) -> f64 {
+        0.0
+    }
+}

@@ -1,0 +1,297 @@
+//! Rod–obstacle contact (planes, cylinders, Coulomb friction) in the Cosserat Newton solver:
+//! finite-difference checks of the potential, resting on a floor, wrapping a cylinder, and
+//! stick/slip on an incline against Coulomb's law.
+
+use suture::contact::{Obstacle, ObstacleContact, Shape};
+use suture::math::{Mat3, Quat, Vec3};
+use suture::rod::banded::Banded;
+use suture::rod::cosserat::{NodePotential, PotentialSink};
+use suture::rod::{
+    CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, RodParams,
+};
+
+fn nylon() -> RodParams {
+    RodParams {
+        radius: 0.15e-3,
+        youngs_modulus: 2e9,
+        shear_modulus: 2e9 / 2.8,
+        density: 1140.0,
+    }
+}
+
+fn drive(r: &CosseratRod, gravity: Vec3) -> Drive {
+    let n = r.segments();
+    Drive {
+        start: EndTarget {
+            position: r.x[0],
+            rotation: r.q[0],
+        },
+        end: EndTarget {
+            position: r.x[n],
+            rotation: r.q[n - 1],
+        },
+        gravity,
+        start_force: Vec3::zeros(),
+        start_torque: Vec3::zeros(),
+        end_force: Vec3::zeros(),
+        end_torque: Vec3::zeros(),
+    }
+}
+
+/// Gradient (6N+3 layout) and Hessian of the potential at `x`.
+fn assemble(c: &ObstacleContact, x: &[Vec3]) -> (f64, Vec<f64>, Banded) {
+    let n = x.len() - 1;
+    let mut g = vec![0.0; 6 * n + 3];
+    let mut h = Banded::new(6 * n + 3, 8);
+    let v = c.evaluate(x, Some(&mut PotentialSink::new(&mut g, Some(&mut h))));
+    (v, g, h)
+}
+
+#[test]
+fn contact_gradient_and_hessian_match_finite_differences() {
+    // Four nodes across a plane and a cylinder, penetrating both (quadratic regime and the
+    // smooth onset), with friction lagged from a start state that was already in contact.
+    let r = 1e-3;
+    let obstacles = vec![
+        Obstacle {
+            shape: Shape::Plane {
+                point: Vec3::new(0.0, -0.02, 0.0),
+                normal: Vec3::new(0.1, 1.0, -0.2).normalize(),
+            },
+            friction: 0.4,
+        },
+        Obstacle {
+            shape: Shape::Cylinder {
+                center: Vec3::new(0.0, 0.0, 0.0),
+                axis: Vec3::new(0.0, 0.1, 1.0).normalize(),
+                radius: 0.01,
+                half_length: 0.05,
+            },
+            friction: 0.3,
+        },
+    ];
+    let mut c = ObstacleContact::new(obstacles, r, 5, 2e3);
+    // Segment 1–2 passes the cylinder deepest at an interior point; nodes 3–4 dip into the
+    // plane (y = -0.02): one beyond the onset ε, one inside it.
+    let x: Vec<Vec3> = vec![
+        Vec3::new(-0.02, 0.012, 0.001),
+        Vec3::new(-0.006, 0.0104, 0.002),
+        Vec3::new(0.007, 0.0102, 0.0005),
+        Vec3::new(0.015, -0.0191, 0.001),
+        Vec3::new(0.02, -0.018995, 0.0),
+    ];
+    let start: Vec<Vec3> = x
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p + Vec3::new(2e-7 * i as f64, -1e-7, 3e-8 * i as f64))
+        .collect();
+    c.begin(&start, Some(1e-3));
+    let (v0, g, h) = assemble(&c, &x);
+    assert!(v0 > 0.0);
+    let n = x.len() - 1;
+    let energy = |y: &[Vec3]| c.evaluate(y, None);
+    let e = 1e-9;
+    let gs = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut hs = 0.0f64;
+    for i in 0..=n {
+        for a in 0..3 {
+            for j in 0..=n {
+                for b in 0..3 {
+                    hs = hs.max(h.get(6 * i + a, 6 * j + b).abs());
+                }
+            }
+        }
+    }
+    let mut worst = (0.0f64, 0.0f64);
+    for i in 0..=n {
+        for a in 0..3 {
+            let mut xp = x.clone();
+            let mut xm = x.clone();
+            xp[i][a] += e;
+            xm[i][a] -= e;
+            let gfd = (energy(&xp) - energy(&xm)) / (2.0 * e);
+            let err = (g[6 * i + a] - gfd).abs() / gs;
+            worst.0 = worst.0.max(err);
+            assert!(err < 1e-6, "grad node {i} axis {a}: {} vs {gfd}", g[6 * i + a]);
+            // Hessian column by differences of the analytic gradient.
+            let (_, gp, _) = assemble(&c, &xp);
+            let (_, gm, _) = assemble(&c, &xm);
+            for j in 0..=n {
+                for b in 0..3 {
+                    let hfd = (gp[6 * j + b] - gm[6 * j + b]) / (2.0 * e);
+                    let ha = h.get(6 * j + b, 6 * i + a);
+                    let err = (ha - hfd).abs() / hs;
+                    worst.1 = worst.1.max(err);
+                    assert!(err < 1e-6, "H[{j}.{b}, {i}.{a}] = {ha} vs {hfd}");
+                }
+            }
+        }
+    }
+    println!("contact FD: worst relative gradient error {:.1e}, Hessian {:.1e}", worst.0, worst.1);
+}
+
+fn horizontal_rod(n: usize, length: f64, y: f64, damping: f64) -> CosseratRod {
+    let p = nylon();
+    CosseratRod::straight(
+        CosseratParams {
+            mass_damping: damping,
+            ..CosseratParams::new(&p, length, n)
+        },
+        (EndCondition::Free, EndCondition::Free),
+        CosseratConfig::default(),
+        Vec3::new(-0.5 * length, y, 0.0),
+        Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
+    )
+}
+
+#[test]
+fn suture_falls_onto_a_floor_and_rests_without_sinking() {
+    let p = nylon();
+    let mut r = horizontal_rod(30, 0.1, 0.005, 2.0);
+    let floor = Obstacle {
+        shape: Shape::Plane {
+            point: Vec3::zeros(),
+            normal: Vec3::y(),
+        },
+        friction: 0.3,
+    };
+    let mut c = ObstacleContact::new(vec![floor], p.radius, 31, 1.0);
+    let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+    let mut deepest = 0.0f64;
+    for k in 0..600 {
+        let rep = r.step_with(1e-3, &d, &mut c).expect("step");
+        assert!(rep.converged, "step {k}: {rep:?}");
+        if k > 40 {
+            deepest = deepest.max(c.max_penetration);
+        }
+    }
+    let vmax = r.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    let lowest = r.x.iter().map(|x| x.y).fold(f64::INFINITY, f64::min);
+    println!(
+        "floor: deepest sink {:.3e} m ({:.2} % of r), lowest centre {lowest:.4e} m, |v| max {vmax:.1e} m/s, k {:.1e} N/m after {} raises, {} contacts",
+        deepest,
+        100.0 * deepest / p.radius,
+        c.stiffness,
+        c.raises,
+        c.active
+    );
+    assert!(deepest <= 0.01 * p.radius);
+    assert!((lowest - p.radius).abs() <= 0.01 * p.radius, "{lowest}");
+    assert_eq!(c.active, 31, "every node rests on the floor");
+    assert!(vmax < 1e-3);
+}
+
+#[test]
+fn suture_pulled_over_a_cylinder_wraps_it_without_sinking() {
+    // A horizontal cylinder R = 5 mm; the suture drapes over it, both ends pulled down with
+    // 0.05 N (equilibrium). It must wrap the upper half (nodes on the surface over ~180°) and
+    // sink less than 1 % of its radius anywhere.
+    let p = nylon();
+    let radius = 5e-3;
+    let n = 60;
+    let length = 0.06;
+    let mut r = horizontal_rod(n, length, radius + p.radius + 2e-4, 0.0);
+    let cyl = Obstacle {
+        shape: Shape::Cylinder {
+            center: Vec3::zeros(),
+            axis: Vec3::z(),
+            radius,
+            half_length: 0.02,
+        },
+        friction: 0.0,
+    };
+    let mut c = ObstacleContact::new(vec![cyl], p.radius, n + 1, 1.0);
+    let mut d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+    // Load in 10 increments (continuation).
+    let pull = 0.05;
+    let mut rep = None;
+    for k in 1..=10 {
+        let f = pull * k as f64 / 10.0;
+        d.start_force = Vec3::new(0.0, -f, 0.0);
+        d.end_force = Vec3::new(0.0, -f, 0.0);
+        let out = r.equilibrate_with(&d, &mut c).expect("equilibrium");
+        assert!(out.converged, "load step {k}: {out:?}");
+        rep = Some(out);
+    }
+    // Nodes on the surface: centre distance R + r within 1 % of r (the polygon's vertices lie
+    // outside the circle of its chords' contact points by the sagitta, so count those within it).
+    let l = length / n as f64;
+    let sagitta = l * l / (8.0 * (radius + p.radius));
+    let on = r
+        .x
+        .iter()
+        .filter(|x| (x.xy().norm() - radius - p.radius) < sagitta + 0.01 * p.radius)
+        .count();
+    let wrap = on as f64 * l / (radius + p.radius);
+    println!(
+        "cylinder: deepest sink {:.3e} m ({:.2} % of r), {on} nodes on it (wrap {:.0}°), k {:.1e} N/m, {rep:?}",
+        c.max_penetration,
+        100.0 * c.max_penetration / p.radius,
+        wrap.to_degrees(),
+        c.stiffness
+    );
+    assert!(c.max_penetration <= 0.01 * p.radius);
+    assert!(wrap > 0.9 * std::f64::consts::PI && wrap < 1.2 * std::f64::consts::PI, "wrap {wrap}");
+    // Straight legs hang down past the cylinder.
+    assert!(r.x[0].y < -0.01 && r.x[n].y < -0.01);
+}
+
+/// A short suture lying on a plane tilted by `angle` about z, released from rest.
+/// Returns the displacement along the slope after `seconds` and the deepest sink.
+fn slide(angle: f64, mu: f64, seconds: f64) -> (f64, f64) {
+    let p = nylon();
+    let n = 10;
+    let length = 0.02;
+    let down = Vec3::new(-angle.cos(), -angle.sin(), 0.0); // downhill direction in the plane
+    let normal = Vec3::new(-angle.sin(), angle.cos(), 0.0);
+    // The rod lies across the slope (along z), on the surface.
+    let frame = Mat3::from_columns(&[normal, down, Vec3::z()]);
+    let start = normal * p.radius - Vec3::z() * (0.5 * length);
+    let mut r = CosseratRod::straight(
+        CosseratParams::new(&p, length, n),
+        (EndCondition::Free, EndCondition::Free),
+        CosseratConfig::default(),
+        start,
+        frame,
+    );
+    let _ = Quat::identity();
+    let plane = Obstacle {
+        shape: Shape::Plane {
+            point: Vec3::zeros(),
+            normal,
+        },
+        friction: mu,
+    };
+    let mut c = ObstacleContact::new(vec![plane], p.radius, n + 1, 1.0);
+    let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+    let x0 = r.x[n / 2];
+    let steps = (seconds / 1e-3).round() as usize;
+    let mut deepest = 0.0f64;
+    for k in 0..steps {
+        let rep = r.step_with(1e-3, &d, &mut c).expect("step");
+        assert!(rep.converged, "step {k}: {rep:?}");
+        if k > 20 {
+            deepest = deepest.max(c.max_penetration);
+        }
+    }
+    ((r.x[n / 2] - x0).dot(&down), deepest)
+}
+
+#[test]
+fn coulomb_friction_holds_below_the_friction_angle_and_slides_above_it() {
+    let g = 9.81;
+    let angle: f64 = 20f64.to_radians(); // tan = 0.364
+    let t = 0.3;
+    // Stick: μ = 0.5 > tan θ. The smoothed stick allows creep below ε_v = 1e-4 m/s.
+    let (s_stick, sink) = slide(angle, 0.5, t);
+    // Slide: μ = 0.2: a = g (sin θ - μ cos θ), s = a t²/2.
+    let (s_slide, _) = slide(angle, 0.2, t);
+    let a = g * (angle.sin() - 0.2 * angle.cos());
+    let expect = 0.5 * a * t * t;
+    println!(
+        "incline 20°: μ 0.5 moved {s_stick:.3e} m; μ 0.2 moved {s_slide:.4e} m (Coulomb {expect:.4e} m); sink {sink:.2e} m"
+    );
+    assert!(s_stick.abs() < 1e-4 * t, "creep {s_stick}");
+    assert!((s_slide / expect - 1.0).abs() < 0.03, "{s_slide} vs {expect}");
+    assert!(sink <= 0.01 * nylon().radius);
+}
