@@ -220,6 +220,13 @@ impl ObstacleContact {
         }
     }
 
+    /// A starting penalty stiffness [N/m] for loads of total magnitude `force` [N] (weight,
+    /// end loads, tension): the whole load on one contact point sinks it by one tolerance.
+    /// (The stiffness still adapts upwards if needed.)
+    pub fn stiffness_for(force: f64, rod_radius: f64) -> f64 {
+        force.max(1e-9) / (0.01 * rod_radius)
+    }
+
     /// The obstacles.
     pub fn obstacles(&self) -> &[Obstacle] {
         &self.obstacles
@@ -227,7 +234,7 @@ impl ObstacleContact {
 
     /// Smoothing length of the penalty onset [m].
     fn eps(&self) -> f64 {
-        0.25 * self.tolerance
+        0.5 * self.tolerance
     }
 
     /// Visit the contact points of obstacle `o` at `x`.
@@ -484,6 +491,37 @@ impl NodePotential for ObstacleContact {
             return false;
         }
         true
+    }
+
+    fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
+        // Conservative advancement: a contact point at gap g = d - r moving towards the
+        // obstacle at normal speed v_n per unit t may advance to t = (g + tolerance)/v_n
+        // (at least a quarter tolerance when already deeper), so no iterate jumps through a
+        // surface, however weak the penalty still is.
+        let tol = self.tolerance;
+        let mut t = 1.0f64;
+        for o in 0..self.obstacles.len() {
+            self.points(o, x, |p| {
+                let pos = Self::at(&p, x);
+                let (d, n, _) = self.obstacles[o].shape.distance(&pos);
+                let gap = d - self.rod_radius;
+                let step = Self::at(&p, x_full) - pos;
+                // Towards the surface along the normal, plus, on a curved surface, the drop
+                // of the surface under a tangential move s: s²/(2R) (bounded by t·s²/(2R)).
+                let sn = step.dot(&n);
+                let curve = match self.obstacles[o].shape {
+                    Shape::Plane { .. } => 0.0,
+                    Shape::Cylinder { radius, .. } => {
+                        (step.norm_squared() - sn * sn).max(0.0) / (2.0 * radius)
+                    }
+                };
+                let vn = (-sn).max(0.0) + curve;
+                if vn > 0.0 {
+                    t = t.min((gap + tol).max(0.25 * tol) / vn);
+                }
+            });
+        }
+        t
     }
 
     fn relag(&mut self, x: &[Vec3]) -> f64 {

@@ -308,7 +308,14 @@ fn newton(
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
             if !gauss_newton && mu > 1e-3 {
-                objective(rod, false, dynamics, drive, Eval::Full(Hessian::GaussNewton), pot);
+                objective(
+                    rod,
+                    false,
+                    dynamics,
+                    drive,
+                    Eval::Full(Hessian::GaussNewton),
+                    pot,
+                );
                 gauss_newton = true;
                 mu = min_shift;
             } else if mu > 1e4 {
@@ -329,8 +336,16 @@ fn newton(
         };
         let small = dx_max <= tol * l && dth_max <= tol;
         let res_now = report_residual(rod, fscale, l);
-        // Backtracking line search (Armijo) on Φ, assembling at the accepted point.
-        let mut t = 1.0;
+        // Backtracking line search (Armijo) on Φ, assembling at the accepted point, from the
+        // largest step the external potential allows (no tunnelling through obstacles).
+        let t_max = {
+            let w = &mut rod.work;
+            for i in 0..=n {
+                w.x_trial[i] = rod.x[i] + Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
+            }
+            pot.max_step(&rod.x, &w.x_trial).clamp(1e-12, 1.0)
+        };
+        let mut t = t_max;
         let mut accepted = false;
         let mut qerr = 0.0f64;
         for _ in 0..40 {
@@ -357,7 +372,7 @@ fn newton(
             // 1e-5 J against decreases of 1e-20 J), so a full step that halves the residual is
             // accepted too.
             if phi_t <= phi + 1e-4 * t * slope
-                || (t == 1.0 && report_residual(rod, fscale, l) < 0.5 * res_now)
+                || (t == t_max && report_residual(rod, fscale, l) < 0.5 * res_now)
                 || (small && phi_t <= phi + 1e-12 * phi.abs())
             {
                 phi = phi_t + 0.0;
@@ -437,6 +452,11 @@ pub fn step(
         }
     }
     let d = begin_step(rod, he, drive, midpoint);
+    // Warm start at the inertial prediction, unless it would pass into an obstacle: then from
+    // the (contact-feasible) start of the step, as Incremental Potential Contact does.
+    if pot.max_step(&rod.work.x_prev, &rod.x) < 1.0 {
+        rod.x.copy_from_slice(&rod.work.x_prev);
+    }
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
     let mut report = CosseratReport::default();
     let cap = rod.config.max_iterations;

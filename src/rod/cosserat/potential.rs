@@ -47,7 +47,10 @@ impl<'a> PotentialSink<'a> {
         if a == b {
             h.add_dense(6 * a, m);
         } else {
-            assert!(a == b + 1, "node potential couples nodes {a} and {b}: not banded");
+            assert!(
+                a == b + 1,
+                "node potential couples nodes {a} and {b}: not banded"
+            );
             h.add_block3(6 * a, 6 * b, m);
         }
     }
@@ -66,6 +69,13 @@ pub trait NodePotential {
     /// Called with the solved positions: return `false` to have the step re-solved from its
     /// start (after the potential changed itself, e.g. raised a penalty stiffness).
     fn accept(&mut self, x: &[Vec3]) -> bool;
+
+    /// Largest fraction `t ∈ (0, 1]` of the Newton step from `x` to `x_full` the line search
+    /// may try (a conservative continuous-collision filter: no contact may be passed through
+    /// between two iterates).
+    fn max_step(&self, _x: &[Vec3], _x_full: &[Vec3]) -> f64 {
+        1.0
+    }
 
     /// Equilibrium solves only: re-evaluate lagged quantities (friction's normal forces) at
     /// `x`, keeping the start positions; return their largest relative change [-].
