@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use suture::rod::CosseratReport;
 use suture::scene::{self, ModelName, Overrides};
 use suture::session::npz::{self, Array};
-use suture::sim::RodReport;
+use suture::sim::{ContactStats, RodReport};
 
 #[derive(Parser)]
 #[command(name = "suture", version, about = "Haptic surgical suture simulator")]
@@ -101,6 +101,8 @@ fn simulate(
     let mut steps = vec![0usize; nrods];
     let mut unconverged = vec![0usize; nrods];
     let mut last_report: Vec<Option<CosseratReport>> = vec![None; nrods];
+    let mut contact: Vec<Option<ContactStats>> = vec![None; nrods];
+    let mut deepest = vec![0.0f64; nrods];
     let started = Instant::now();
     for &t in &times {
         let report = match sc.world.advance_to(t) {
@@ -129,7 +131,12 @@ fn simulate(
                     steps: k,
                     iterations: it,
                     unconverged: u,
+                    contact: cs,
                 } => {
+                    if let Some(cs) = cs {
+                        deepest[i] = deepest[i].max(cs.max_penetration);
+                        contact[i] = Some(*cs);
+                    }
                     iterations[i] += it;
                     steps[i] += k;
                     unconverged[i] += u;
@@ -208,6 +215,17 @@ fn simulate(
             max_kappa[i],
             wall.as_secs_f64() * 1e3
         );
+        if let Some(c) = contact[i] {
+            let r = sc.params[i].radius;
+            println!(
+                "rod{i}: contact: {} points at the end, deepest sink over the run {:.3e} m ({:.2} % of the rod radius), penalty stiffness {:.2e} N/m ({} raises)",
+                c.active,
+                deepest[i],
+                100.0 * deepest[i] / r,
+                c.stiffness,
+                c.raises
+            );
+        }
         if unconverged[i] > 0 {
             eprintln!(
                 "warning: rods[{i}]: {} of {} steps hit the iteration cap before converging (raise solver.iterations)",

@@ -51,7 +51,19 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/obstacles.toml",
-        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles are not supported by model "strands" yet (no obstacle contact); remove them"#,
+        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles need model "cosserat" (STRANDS is a boundary-value solve with no obstacle contact); remove them or set solver.model = "cosserat""#,
+    ),
+    (
+        "tests/fixtures/bad/obstacles_pd.toml",
+        r#"tests/fixtures/bad/obstacles_pd.toml:9:1: obstacles need solver = "newton" (contact is part of the Newton solve; the PD solver has none)"#,
+    ),
+    (
+        "tests/fixtures/bad/obstacle_zero_normal.toml",
+        r#"tests/fixtures/bad/obstacle_zero_normal.toml:11:10: obstacles[0].normal must be a non-zero finite direction, got [0.0, 0.0, 0.0]"#,
+    ),
+    (
+        "tests/fixtures/bad/obstacle_radius.toml",
+        r#"tests/fixtures/bad/obstacle_radius.toml:17:10: obstacles[1].radius must be positive [m], got -0.01"#,
     ),
     (
         "tests/fixtures/bad/one_point.toml",

@@ -219,7 +219,13 @@ fn catenary_scene_sags_like_a_catenary() {
 /// Every dynamic scene runs to its end with every step converged (no warning on stderr).
 #[test]
 fn dynamic_scenes_run_converged() {
-    for scene in ["hanging_suture", "pendulum", "twist_compress"] {
+    for scene in [
+        "hanging_suture",
+        "pendulum",
+        "twist_compress",
+        "suture_on_floor",
+        "suture_over_cylinder",
+    ] {
         let out = std::env::temp_dir().join(format!("suture_{scene}.npz"));
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
             .args(["simulate", &format!("scenes/{scene}.toml"), "--out"])
@@ -228,5 +234,41 @@ fn dynamic_scenes_run_converged() {
             .expect("runs");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success() && err.is_empty(), "{scene}: {err}");
+    }
+}
+
+/// The contact scenes through the library: the suture rests on the floor and wraps the bar,
+/// never sinking deeper than 1 % of its radius at the end of any frame.
+#[test]
+fn contact_scenes_rest_and_wrap_without_sinking() {
+    use suture::sim::RodReport;
+    for (scene, min_active) in [("suture_on_floor", 41), ("suture_over_cylinder", 10)] {
+        let mut sc = suture::scene::load(&format!("scenes/{scene}.toml"), Default::default())
+            .expect("loads");
+        let r = sc.params[0].radius;
+        let frames = 20;
+        let mut deepest = 0.0f64;
+        let mut active = 0;
+        for k in 1..=frames {
+            let t = sc.file.duration * k as f64 / frames as f64;
+            let rep = sc.world.advance_to(t).expect("advances");
+            let RodReport::Cosserat {
+                contact: Some(c),
+                unconverged,
+                ..
+            } = &rep.rods[0]
+            else {
+                panic!("{scene}: no contact report");
+            };
+            assert_eq!(*unconverged, 0, "{scene} at {t}");
+            deepest = deepest.max(c.max_penetration);
+            active = c.active;
+        }
+        println!(
+            "{scene}: deepest {deepest:.2e} m ({:.2} % of r), {active} contacts",
+            100.0 * deepest / r
+        );
+        assert!(deepest <= 0.01 * r, "{scene}: {deepest}");
+        assert!(active >= min_active, "{scene}: {active} contacts");
     }
 }

@@ -10,6 +10,7 @@ pub mod file;
 pub use error::SceneError;
 pub use file::{ModelName, SceneFile};
 
+use crate::contact::{Obstacle, ObstacleContact, Shape};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
@@ -248,15 +249,23 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             ),
         ));
     }
-    if !sf.obstacles.is_empty() {
+    if !sf.obstacles.is_empty() && strands {
         return Err(ctx.err(
             &[Key("obstacles")],
-            format!(
-                "are not supported by model \"{}\" yet (no obstacle contact); remove them",
-                model.as_str()
-            ),
+            "need model \"cosserat\" (STRANDS is a boundary-value solve with no obstacle contact); \
+             remove them or set solver.model = \"cosserat\""
+                .to_string(),
         ));
     }
+    if !sf.obstacles.is_empty() && sf.solver.solver == Some(SolverName::Pd) {
+        return Err(ctx.err(
+            &[Key("obstacles")],
+            "need solver = \"newton\" (contact is part of the Newton solve; the PD solver has \
+             none)"
+                .to_string(),
+        ));
+    }
+    let obstacles = obstacles(ctx, &sf.obstacles)?;
     if strands {
         for (k, present) in [
             ("solver", sf.solver.solver.is_some()),
@@ -302,6 +311,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         dt,
         quasi_static,
         config: cosserat,
+        obstacles,
     };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
@@ -495,6 +505,79 @@ struct Dynamics {
     dt: f64,
     quasi_static: bool,
     config: CosseratConfig,
+    obstacles: Vec<Obstacle>,
+}
+
+/// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
+/// coefficient ≥ 0.
+fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneError> {
+    use Seg::{Idx, Key};
+    let mut out = Vec::with_capacity(list.len());
+    for (i, o) in list.iter().enumerate() {
+        let at = |k: &'static str| [Key("obstacles"), Idx(i), Key(k)];
+        let point = |k: &'static str, v: &[f64; 3]| {
+            if v.iter().all(|c| c.is_finite()) {
+                Ok(Vec3::from(*v))
+            } else {
+                Err(ctx.err(&at(k), format!("must be finite [m], got {v:?}")))
+            }
+        };
+        let unit = |k: &'static str, v: &[f64; 3]| {
+            let u = Vec3::from(*v);
+            let n = u.norm();
+            if n.is_finite() && n > 1e-12 {
+                Ok(u / n)
+            } else {
+                Err(ctx.err(
+                    &at(k),
+                    format!("must be a non-zero finite direction, got {v:?}"),
+                ))
+            }
+        };
+        let positive = |k: &'static str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(ctx.err(&at(k), format!("must be positive [m], got {v}")))
+            }
+        };
+        let friction = |f: f64| {
+            if f.is_finite() && f >= 0.0 {
+                Ok(f)
+            } else {
+                Err(ctx.err(&at("friction"), format!("must be ≥ 0 [-], got {f}")))
+            }
+        };
+        out.push(match o {
+            file::Obstacle::Plane {
+                point: p,
+                normal,
+                friction: f,
+            } => Obstacle {
+                shape: Shape::Plane {
+                    point: point("point", p)?,
+                    normal: unit("normal", normal)?,
+                },
+                friction: friction(*f)?,
+            },
+            file::Obstacle::Cylinder {
+                center,
+                axis,
+                radius,
+                length,
+                friction: f,
+            } => Obstacle {
+                shape: Shape::Cylinder {
+                    center: point("center", center)?,
+                    axis: unit("axis", axis)?,
+                    radius: positive("radius", *radius)?,
+                    half_length: 0.5 * positive("length", *length)?,
+                },
+                friction: friction(*f)?,
+            },
+        });
+    }
+    Ok(out)
 }
 
 /// `n + 1` points at equal arc length along the polyline `pts`, and the unit tangent of each
@@ -774,10 +857,23 @@ fn build_rod(
         };
         let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
         rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
+        // Contact: the initial penalty stiffness sinks a point by the tolerance under the
+        // rod's weight plus its end loads; it rises by itself under larger loads (impacts).
+        let contact = (!dynamics.obstacles.is_empty()).then(|| {
+            let weight = params.linear_density() * length * gravity.norm();
+            let loads = drive.base_force.norm() + drive.tip_force.norm();
+            Box::new(ObstacleContact::new(
+                dynamics.obstacles.clone(),
+                params.radius,
+                elements + 1,
+                ObstacleContact::stiffness_for(weight + loads, params.radius),
+            ))
+        });
         RodModel::Cosserat {
             rod: Box::new(rod),
             dt: dynamics.dt,
             quasi_static: dynamics.quasi_static,
+            contact,
         }
     };
     Ok((SimRod { model, drive }, params, length))

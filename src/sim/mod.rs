@@ -3,7 +3,9 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+use crate::contact::ObstacleContact;
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
+use crate::rod::cosserat::{NoPotential, NodePotential};
 use crate::rod::{
     CosseratError, CosseratReport, CosseratRod, Drive, EndTarget, Strands, StrandsError,
     StrandsProblem, StrandsReport, Tip,
@@ -151,6 +153,8 @@ pub enum RodModel {
         dt: f64,
         /// Equilibrium per frame instead of dynamics.
         quasi_static: bool,
+        /// Contact with the scene's obstacles, if any.
+        contact: Option<Box<ObstacleContact>>,
     },
 }
 
@@ -226,7 +230,31 @@ pub enum RodReport {
         iterations: usize,
         /// Steps that hit the iteration cap without converging.
         unconverged: usize,
+        /// Contact with obstacles at the end of the frame, if the scene has any.
+        contact: Option<ContactStats>,
     },
+}
+
+/// Obstacle contact of one rod at the end of a frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactStats {
+    /// Contact points penetrating (touching) an obstacle.
+    pub active: usize,
+    /// Deepest penetration of the rod's surface [m].
+    pub max_penetration: f64,
+    /// Penalty stiffness reached [N/m].
+    pub stiffness: f64,
+    /// Times the stiffness was raised so far.
+    pub raises: usize,
+}
+
+fn contact_stats(c: &Option<Box<ObstacleContact>>) -> Option<ContactStats> {
+    c.as_ref().map(|c| ContactStats {
+        active: c.active,
+        max_penetration: c.max_penetration,
+        stiffness: c.stiffness,
+        raises: c.raises,
+    })
 }
 
 /// What a step did, per rod.
@@ -271,16 +299,23 @@ impl World {
                     rod: c,
                     dt,
                     quasi_static,
+                    contact,
                 } => {
+                    let mut none = NoPotential;
+                    let pot: &mut dyn NodePotential = match contact {
+                        Some(k) => k.as_mut(),
+                        None => &mut none,
+                    };
                     if *quasi_static {
                         let last = c
-                            .equilibrate(&rod.drive.drive_at(t))
+                            .equilibrate_with(&rod.drive.drive_at(t), pot)
                             .map_err(|e| err(e.into()))?;
                         RodReport::Cosserat {
                             last,
                             steps: 1,
                             iterations: last.iterations,
                             unconverged: usize::from(!last.converged),
+                            contact: contact_stats(contact),
                         }
                     } else {
                         let span = t - t0;
@@ -294,10 +329,12 @@ impl World {
                         for k in 1..=steps {
                             let tk = t0 + span * k as f64 / steps as f64;
                             let h = span / steps as f64;
-                            last = c.step(h, &rod.drive.drive_at(tk)).map_err(|e| SimError {
-                                rod: i,
-                                time: tk,
-                                source: e.into(),
+                            last = c.step_with(h, &rod.drive.drive_at(tk), pot).map_err(|e| {
+                                SimError {
+                                    rod: i,
+                                    time: tk,
+                                    source: e.into(),
+                                }
                             })?;
                             iterations += last.iterations;
                             unconverged += usize::from(!last.converged);
@@ -307,6 +344,7 @@ impl World {
                             steps,
                             iterations,
                             unconverged,
+                            contact: contact_stats(contact),
                         }
                     }
                 }
