@@ -338,7 +338,9 @@ fn newton(
         let res_now = report_residual(rod, fscale, l);
         // Backtracking line search (Armijo) on Φ, assembling at the accepted point, from the
         // largest step the external potential allows (no tunnelling through obstacles).
-        let t_max = {
+        let t_max = if !pot.limits_steps() {
+            1.0
+        } else {
             let w = &mut rod.work;
             for i in 0..=n {
                 w.x_trial[i] = rod.x[i] + Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
@@ -454,7 +456,7 @@ pub fn step(
     let d = begin_step(rod, he, drive, midpoint);
     // Warm start at the inertial prediction, unless it would pass into an obstacle: then from
     // the (contact-feasible) start of the step, as Incremental Potential Contact does.
-    if pot.max_step(&rod.work.x_prev, &rod.x) < 1.0 {
+    if pot.limits_steps() && pot.max_step(&rod.work.x_prev, &rod.x) < 1.0 {
         rod.x.copy_from_slice(&rod.work.x_prev);
     }
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);

@@ -70,6 +70,12 @@ pub trait NodePotential {
     /// start (after the potential changed itself, e.g. raised a penalty stiffness).
     fn accept(&mut self, x: &[Vec3]) -> bool;
 
+    /// Whether [`NodePotential::max_step`] can ever return less than 1 (saves the solver a
+    /// pass over the nodes per iteration when it cannot).
+    fn limits_steps(&self) -> bool {
+        true
+    }
+
     /// Largest fraction `t ∈ (0, 1]` of the Newton step from `x` to `x_full` the line search
     /// may try (a conservative continuous-collision filter: no contact may be passed through
     /// between two iterates).
@@ -87,6 +93,9 @@ pub trait NodePotential {
 pub struct NoPotential;
 
 impl NodePotential for NoPotential {
+    fn limits_steps(&self) -> bool {
+        false
+    }
     fn begin(&mut self, _: &[Vec3], _: Option<f64>) {}
     fn evaluate(&self, _: &[Vec3], _: Option<&mut PotentialSink>) -> f64 {
         0.0
