@@ -1,11 +1,14 @@
 //! `suture`: a real-time haptic surgical suture simulator.
 //!
 //! Layers (ARCHITECTURE.md; enforced by `tests/layering.rs`):
-//! L0 [`math`] · L1 [`rod`] · L2 [`sim`] · L3 [`scene`], [`session`].
+//! L0 [`math`] · L1 [`rod`], [`contact`], [`device`] · L2 [`sim`], [`coupling`] · L3 [`scene`],
+//! [`session`].
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
 pub mod contact;
+pub mod coupling;
+pub mod device;
 pub mod math;
 pub mod rod;
 pub mod scene;
