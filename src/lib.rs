@@ -9,6 +9,7 @@
 pub mod contact;
 pub mod coupling;
 pub mod device;
+pub mod located;
 pub mod math;
 pub mod rod;
 pub mod scene;

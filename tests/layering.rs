@@ -3,23 +3,25 @@
 
 const ALLOWED: &[(&str, &[&str])] = &[
     ("math", &[]),
+    ("located", &[]),
     ("rod", &["math"]),
     ("contact", &["math", "rod"]),
     ("topology", &["math"]),
-    ("device", &["math"]),
+    ("device", &["math", "located"]),
     ("sim", &["math", "rod", "contact", "topology"]),
     ("coupling", &["math", "device"]),
     (
         "scene",
         &[
-            "math", "rod", "contact", "topology", "device", "sim", "coupling",
+            "math", "located", "rod", "contact", "topology", "device", "sim", "coupling",
         ],
     ),
     ("session", &["math", "sim", "device"]),
     (
         "runtime",
         &[
-            "math", "rod", "contact", "topology", "device", "sim", "coupling", "scene", "session",
+            "math", "located", "rod", "contact", "topology", "device", "sim", "coupling", "scene",
+            "session",
         ],
     ),
     ("render", &["math", "sim", "device", "runtime"]),

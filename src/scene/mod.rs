@@ -4,13 +4,14 @@
 //! every semantic check names the field path, and the span of that path in the document gives
 //! line and column: `scenes/x.toml:12:10: rods[0].radius must be > 0 [m], got -0.0001`.
 
-pub mod error;
 pub mod file;
 
-pub use error::SceneError;
+/// A scene error: file, line, column, field and message.
+pub type SceneError = crate::located::FileError;
 pub use file::{ModelName, SceneFile};
 
 use crate::contact::{Obstacle, ObstacleContact, Shape};
+use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
@@ -19,7 +20,6 @@ use crate::rod::{
 };
 use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
 use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
-use toml::de::{DeTable, DeValue};
 
 /// Default number of elements per rod.
 pub const DEFAULT_ELEMENTS: usize = 50;
@@ -48,66 +48,7 @@ pub struct Scene {
     pub lengths: Vec<f64>,
 }
 
-enum Seg<'a> {
-    Key(&'a str),
-    Idx(usize),
-}
-
-struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
-    doc: &'a toml::Spanned<DeTable<'a>>,
-}
-
-impl Ctx<'_> {
-    /// An error at the deepest part of `path` present in the document.
-    fn err(&self, path: &[Seg], message: String) -> SceneError {
-        let mut span = self.doc.span();
-        let mut cur: Option<&toml::Spanned<DeValue>> = None;
-        let mut field = String::new();
-        for (i, seg) in path.iter().enumerate() {
-            match seg {
-                Seg::Key(k) => {
-                    if i > 0 {
-                        field.push('.');
-                    }
-                    field.push_str(k);
-                }
-                Seg::Idx(n) => field.push_str(&format!("[{n}]")),
-            }
-            let next = match (cur, seg) {
-                (None, Seg::Key(k)) => self.doc.get_ref().get(*k),
-                (Some(v), Seg::Key(k)) => v.get_ref().get(*k),
-                (Some(v), Seg::Idx(n)) => v.get_ref().get(*n),
-                (None, Seg::Idx(_)) => None,
-            };
-            if let Some(v) = next {
-                span = v.span();
-                cur = Some(v);
-            } else {
-                // keep the span of the deepest existing parent
-                for s in &path[i + 1..] {
-                    match s {
-                        Seg::Key(k) => {
-                            field.push('.');
-                            field.push_str(k);
-                        }
-                        Seg::Idx(n) => field.push_str(&format!("[{n}]")),
-                    }
-                }
-                break;
-            }
-        }
-        let (line, col) = error::line_col(self.text, span.start);
-        SceneError {
-            file: self.file.to_string(),
-            line,
-            col,
-            field,
-            message,
-        }
-    }
-}
+type Ctx<'a> = Doc<'a>;
 
 fn fmt_num(v: f64) -> String {
     format!("{v}")
@@ -115,53 +56,13 @@ fn fmt_num(v: f64) -> String {
 
 /// Load and validate a scene file.
 pub fn load(path: &str, overrides: Overrides) -> Result<Scene, SceneError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-        file: path.to_string(),
-        line: 0,
-        col: 0,
-        field: String::new(),
-        message: format!("cannot read scene file: {e}"),
-    })?;
+    let text = located::read(path, "scene")?;
     parse(path, &text, overrides)
 }
 
 /// Parse and validate scene text; `file` names it in errors.
 pub fn parse(file: &str, text: &str, overrides: Overrides) -> Result<Scene, SceneError> {
-    let syntax = |e: toml::de::Error| {
-        let (line, col) = e.span().map_or((1, 1), |s| error::line_col(text, s.start));
-        SceneError {
-            file: file.to_string(),
-            line,
-            col,
-            field: String::new(),
-            message: format!("TOML syntax error: {}", e.message().trim()),
-        }
-    };
-    let doc = DeTable::parse(text).map_err(syntax)?;
-    let de = toml::Deserializer::from(doc.clone());
-    let parsed: Result<SceneFile, _> = serde_path_to_error::deserialize(de);
-    let ctx = Ctx {
-        file,
-        text,
-        doc: &doc,
-    };
-    let sf = match parsed {
-        Ok(sf) => sf,
-        Err(e) => {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let (line, col) = inner
-                .span()
-                .map_or((1, 1), |s| error::line_col(text, s.start));
-            return Err(SceneError {
-                file: file.to_string(),
-                line,
-                col,
-                field: if path == "." { String::new() } else { path },
-                message: inner.message().trim().to_string(),
-            });
-        }
-    };
+    let (sf, ctx): (SceneFile, _) = Doc::parse(file, text)?;
     validate(&ctx, sf, overrides)
 }
 
