@@ -1,10 +1,13 @@
 //! L1: haptic and input devices. Knows nothing of rods, scenes or threads.
 //!
 //! - [`report`]: HID report fields, decoded to SI and encoded from SI, bit-exact.
+//! - [`profile`]: device profiles (devices/*.toml) and report decoding/encoding with them.
 //!
-//! Device profiles (devices/*.toml), the `HapticDevice` trait and its backends (HID through
+//! The `HapticDevice` trait and its backends (HID through
 //! hidapi, mouse, scripted) follow (issue #4).
 
+pub mod profile;
 pub mod report;
 
+pub use profile::{Axis, DeviceProfile, InputState, Mode, OutAxis};
 pub use report::{Field, FieldError};

@@ -1,0 +1,125 @@
+//! Device profiles: the shipped ones load, and reports decode and encode byte for byte
+//! (this machine has no HID devices: the bytes are what the devices send, per their formats).
+
+use suture::device::{DeviceProfile, InputState, Mode};
+use suture::math::Vec3;
+
+fn load(name: &str) -> DeviceProfile {
+    DeviceProfile::load(&format!("devices/{name}.toml")).expect("shipped profile loads")
+}
+
+#[test]
+fn spacemouse_reports_decode_to_rates_and_buttons() {
+    let p = load("spacemouse");
+    assert_eq!(p.mode, Mode::Rate);
+    assert!(p.matches(0x046d, 0xc626) && !p.matches(0x256f, 0xc626));
+    assert!(p.output.is_none() && p.max_force == 0.0);
+    let mut s = InputState::default();
+    // Report 1: x = +350 (full right), y = -175, z = 0.
+    assert_eq!(
+        p.decode(&[1, 0x5e, 0x01, 0x51, 0xff, 0x00, 0x00], &mut s),
+        Ok(3)
+    );
+    assert!((s.linear - Vec3::new(0.05, -0.025, 0.0)).norm() < 1e-15);
+    // Report 2: rz = -350 (full twist): -1 rad/s.
+    assert_eq!(p.decode(&[2, 0, 0, 0, 0, 0xa2, 0xfe], &mut s), Ok(3));
+    assert!((s.angular - Vec3::new(0.0, 0.0, -1.0)).norm() < 1e-15);
+    assert!(
+        (s.linear.x - 0.05).abs() < 1e-15,
+        "report 2 leaves translation alone"
+    );
+    // Report 3: buttons 0 and 1.
+    assert_eq!(p.decode(&[3, 0b11, 0], &mut s), Ok(1));
+    assert_eq!(s.buttons, 3);
+    // An unknown report id changes nothing; a truncated known one is an error.
+    let before = s;
+    assert_eq!(p.decode(&[7, 1, 2, 3], &mut s), Ok(0));
+    assert_eq!(s, before);
+    assert!(p.decode(&[1, 0x5e], &mut s).is_err());
+}
+
+#[test]
+fn six_axis_spacemouse_reads_all_axes_from_report_one() {
+    let p = load("spacemouse_6axis");
+    assert!(p.matches(0x256f, 0xc635));
+    let mut s = InputState::default();
+    let mut r = vec![1u8];
+    for v in [350i16, 0, -350, 175, -175, 0] {
+        r.extend_from_slice(&v.to_le_bytes());
+    }
+    assert_eq!(p.decode(&r, &mut s), Ok(6));
+    assert!((s.linear - Vec3::new(0.05, 0.0, -0.05)).norm() < 1e-15);
+    assert!((s.angular - Vec3::new(0.5, -0.5, 0.0)).norm() < 1e-15);
+}
+
+#[test]
+fn open_stylus_pose_decodes_and_force_encodes_byte_for_byte() {
+    let p = load("open_stylus");
+    assert_eq!(p.mode, Mode::Position);
+    // Pose: (12.345 mm, -0.5 mm, 100 mm), a 90° turn about y, button 2 pressed, sequence 9.
+    let mut r = vec![1u8];
+    for um in [12_345i32, -500, 100_000] {
+        r.extend_from_slice(&um.to_le_bytes());
+    }
+    let h = (0.5f64.sqrt() * 32767.0).round() as i16;
+    for q in [h, 0, h, 0] {
+        r.extend_from_slice(&q.to_le_bytes());
+    }
+    r.push(0b100);
+    r.push(9);
+    assert_eq!(r.len(), p.input_length);
+    let mut s = InputState::default();
+    assert_eq!(p.decode(&r, &mut s), Ok(8));
+    assert!((s.linear - Vec3::new(0.012345, -0.0005, 0.1)).norm() < 1e-12);
+    let rot = s.rotation();
+    assert!((rot * Vec3::x() - Vec3::new(0.0, 0.0, -1.0)).norm() < 1e-4);
+    assert_eq!(s.buttons, 4);
+    // Force (1.5, -0.25, 0.001) N and no torque, enabled.
+    let mut out = [0xffu8; 14];
+    let sat = p.encode(
+        &Vec3::new(1.5, -0.25, 0.001),
+        &Vec3::zeros(),
+        true,
+        &mut out,
+    );
+    assert_eq!(sat, Some(Ok(false)));
+    let mut want = vec![2u8];
+    for mn in [1500i16, -250, 1, 0, 0, 0] {
+        want.extend_from_slice(&mn.to_le_bytes());
+    }
+    want.push(1);
+    assert_eq!(out.to_vec(), want);
+    // Release: the enable bit drops; a force beyond the i16 range saturates, never wraps.
+    let sat = p.encode(&Vec3::new(40.0, 0.0, 0.0), &Vec3::zeros(), false, &mut out);
+    assert_eq!(sat, Some(Ok(true)));
+    assert_eq!(i16::from_le_bytes([out[1], out[2]]), i16::MAX);
+    assert_eq!(out[13], 0);
+    // An input-only device has nothing to encode.
+    assert_eq!(
+        load("spacemouse").encode(&Vec3::zeros(), &Vec3::zeros(), true, &mut out),
+        None
+    );
+}
+
+#[test]
+fn bad_profiles_name_file_line_and_field() {
+    for (file, want) in [
+        (
+            "tests/fixtures/bad_devices/field_past_end.toml",
+            "tests/fixtures/bad_devices/field_past_end.toml:9:8: input[0].byte ends in byte 4 but the report has 4 bytes",
+        ),
+        (
+            "tests/fixtures/bad_devices/unknown_axis.toml",
+            "tests/fixtures/bad_devices/unknown_axis.toml:7:8: input[0].name unknown variant `w`, expected one of `x`, `y`, `z`, `rx`, `ry`, `rz`, `qw`, `qx`, `qy`, `qz`, `buttons`",
+        ),
+        (
+            "tests/fixtures/bad_devices/force_without_limit.toml",
+            "tests/fixtures/bad_devices/force_without_limit.toml:22:13: limits.max_force must be > 0, with max_stiffness > 0, for a device with an output report",
+        ),
+    ] {
+        let e = DeviceProfile::load(file).expect_err(file);
+        assert_eq!(e.to_string(), want);
+    }
+    let e = DeviceProfile::load("devices/none.toml").expect_err("missing");
+    assert!(e.to_string().contains("cannot read device profile file"));
+}
