@@ -25,6 +25,12 @@ enum ModelArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// List the HID devices present and the profile (devices/*.toml) that matches each.
+    Devices {
+        /// Folder of device profiles.
+        #[arg(long, default_value = "devices")]
+        profiles: String,
+    },
     /// Run a scene headless and write the trajectory as a NumPy .npz file.
     Simulate {
         /// Scene file (TOML).
@@ -55,7 +61,71 @@ fn main() -> ExitCode {
             elements,
             model,
         } => simulate(&scene, &out, frames, elements, model),
+        Command::Devices { profiles } => devices(&profiles),
     }
+}
+
+/// `suture devices`: HID interfaces present, each with its matching profile.
+fn devices(dir: &str) -> ExitCode {
+    let profiles = match suture::device::load_dir(dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{} device profiles in {dir}/:", profiles.len());
+    for (file, p) in &profiles {
+        let ids: Vec<String> = p.product_ids.iter().map(|id| format!("{id:04x}")).collect();
+        println!(
+            "  {file}: {} ({:04x}:{}, {:?} mode, {})",
+            p.name,
+            p.vendor_id,
+            ids.join("/"),
+            p.mode,
+            if p.output.is_some() {
+                format!("force ≤ {} N", p.max_force)
+            } else {
+                "input only".to_string()
+            }
+        );
+    }
+    list_hid(&profiles)
+}
+
+#[cfg(feature = "hid")]
+fn list_hid(profiles: &[(String, suture::device::DeviceProfile)]) -> ExitCode {
+    let found = match suture::device::hid::enumerate() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if found.is_empty() {
+        println!(
+            "no HID devices found (plug one in, or check permissions on /dev/hidraw*); the mouse works without one"
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!("{} HID interfaces:", found.len());
+    for d in &found {
+        let matched = profiles
+            .iter()
+            .find(|(_, p)| p.matches(d.vendor_id, d.product_id))
+            .map_or("no profile".to_string(), |(f, _)| format!("profile {f}"));
+        println!(
+            "  {:04x}:{:04x} {} {} (interface {}, {}): {matched}",
+            d.vendor_id, d.product_id, d.manufacturer, d.product, d.interface, d.path
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(not(feature = "hid"))]
+fn list_hid(_: &[(String, suture::device::DeviceProfile)]) -> ExitCode {
+    println!("built without HID support (cargo feature `hid`): no devices can be listed");
+    ExitCode::SUCCESS
 }
 
 fn simulate(

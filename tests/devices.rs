@@ -123,3 +123,25 @@ fn bad_profiles_name_file_line_and_field() {
     let e = DeviceProfile::load("devices/none.toml").expect_err("missing");
     assert!(e.to_string().contains("cannot read device profile file"));
 }
+
+#[test]
+fn devices_command_lists_profiles_and_says_when_no_device_is_present() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+        .arg("devices")
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("3 device profiles in devices/"), "{out}");
+    // This machine has no HID devices; elsewhere the list names a profile or "no profile".
+    assert!(
+        out.contains("no HID devices found") || out.contains("HID interfaces:"),
+        "{out}"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+        .args(["devices", "--profiles", "tests/fixtures/bad_devices"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: tests/fixtures/bad_devices/"));
+}

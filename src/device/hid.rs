@@ -1,0 +1,35 @@
+//! HID enumeration through hidapi (cargo feature `hid`, on by default; the pure-Rust
+//! `linux-native-basic-udev` backend on Linux, so no system packages are needed).
+
+/// One HID interface present on the machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HidInfo {
+    /// USB vendor id.
+    pub vendor_id: u16,
+    /// USB product id.
+    pub product_id: u16,
+    /// Manufacturer string, if the device reports one.
+    pub manufacturer: String,
+    /// Product string, if the device reports one.
+    pub product: String,
+    /// OS path of the interface.
+    pub path: String,
+    /// Interface number (-1 if unknown).
+    pub interface: i32,
+}
+
+/// The HID interfaces present, or why they cannot be listed.
+pub fn enumerate() -> Result<Vec<HidInfo>, String> {
+    let api = hidapi::HidApi::new().map_err(|e| format!("cannot open the HID subsystem: {e}"))?;
+    Ok(api
+        .device_list()
+        .map(|d| HidInfo {
+            vendor_id: d.vendor_id(),
+            product_id: d.product_id(),
+            manufacturer: d.manufacturer_string().unwrap_or("").to_string(),
+            product: d.product_string().unwrap_or("").to_string(),
+            path: d.path().to_string_lossy().into_owned(),
+            interface: d.interface_number(),
+        })
+        .collect())
+}
