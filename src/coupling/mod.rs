@@ -1,9 +1,12 @@
 //! L2: coupling between the device and the simulated tool.
 //!
+//! - [`spring`]: workspace mapping and the 6-DOF virtual spring-damper.
 //! - [`limiter`]: the last guard before a force reaches the hand.
 //!
-//! Workspace mapping and the 6-DOF virtual spring-damper follow (issue #4).
+//! Coupling inside the implicit solve and the quasi-static tip-wrench coupling follow (#4).
 
 pub mod limiter;
+pub mod spring;
 
 pub use limiter::{ForceLimiter, LimiterEvent};
+pub use spring::{MapError, VirtualCoupling, WorkspaceMap};
