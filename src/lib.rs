@@ -12,6 +12,7 @@ pub mod device;
 pub mod located;
 pub mod math;
 pub mod rod;
+pub mod runtime;
 pub mod scene;
 pub mod session;
 pub mod sim;

@@ -31,6 +31,12 @@ enum Command {
         #[arg(long, default_value = "devices")]
         profiles: String,
     },
+    /// Run the 1 kHz pacer alone for a while and report its rate and period jitter.
+    Jitter {
+        /// Duration [s].
+        #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
+        seconds: f64,
+    },
     /// Run a scene headless and write the trajectory as a NumPy .npz file.
     Simulate {
         /// Scene file (TOML).
@@ -62,7 +68,33 @@ fn main() -> ExitCode {
             model,
         } => simulate(&scene, &out, frames, elements, model),
         Command::Devices { profiles } => devices(&profiles),
+        Command::Jitter { seconds } => jitter(seconds),
     }
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
+        Ok(v) => Err(format!("must be in (0, 3600] s, got {v}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `suture jitter`: the haptic pacer's achieved rate and period percentiles on this machine.
+fn jitter(seconds: f64) -> ExitCode {
+    let mut p = suture::runtime::Pacer::new(std::time::Duration::from_millis(1));
+    let ticks = (seconds * 1000.0).round() as usize;
+    let mut work = std::time::Duration::ZERO;
+    for _ in 0..=ticks {
+        let t = p.tick(work);
+        work = t.elapsed();
+    }
+    let s = p.stats.summary();
+    println!(
+        "1 kHz pacer (spin_sleep, SpinLoopHint) for {seconds} s: {:.2} Hz achieved, period p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs, {} overruns (> 1.5 ms)",
+        s.rate, s.p50, s.p99, s.max, s.overruns
+    );
+    ExitCode::SUCCESS
 }
 
 /// `suture devices`: HID interfaces present, each with its matching profile.

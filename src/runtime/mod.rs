@@ -1,0 +1,12 @@
+//! L4: the only module that spawns threads or reads clocks.
+//!
+//! - [`stats`]: LoopStats: achieved rate, period jitter percentiles, overruns, compute time.
+//! - [`pacer`]: a fixed-rate loop pacer (spin_sleep, `SpinLoopHint`).
+//!
+//! The haptic, physics and render loops and the queues between them follow (issue #4).
+
+pub mod pacer;
+pub mod stats;
+
+pub use pacer::Pacer;
+pub use stats::{LoopStats, LoopSummary};
