@@ -145,3 +145,90 @@ fn devices_command_lists_profiles_and_says_when_no_device_is_present() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: tests/fixtures/bad_devices/"));
 }
+
+/// Report transport over byte vectors: what a device would send, and what we wrote.
+struct Bytes {
+    pending: std::collections::VecDeque<Vec<u8>>,
+    written: Vec<Vec<u8>>,
+    unplugged: bool,
+}
+
+impl suture::device::Transport for Bytes {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, suture::device::DeviceError> {
+        if self.unplugged {
+            return Err(suture::device::DeviceError::Io("unplugged".into()));
+        }
+        Ok(self.pending.pop_front().map_or(0, |r| {
+            buf[..r.len()].copy_from_slice(&r);
+            r.len()
+        }))
+    }
+    fn write(&mut self, r: &[u8]) -> Result<(), suture::device::DeviceError> {
+        self.written.push(r.to_vec());
+        Ok(())
+    }
+}
+
+fn bytes(reports: Vec<Vec<u8>>) -> Bytes {
+    Bytes {
+        pending: reports.into(),
+        written: vec![],
+        unplugged: false,
+    }
+}
+
+#[test]
+fn hid_device_reads_poses_writes_forces_and_reports_faults() {
+    use suture::device::{DeviceError, HapticDevice, HidDevice};
+    let mut r = vec![1u8];
+    for um in [1000i32, 2000, -3000] {
+        r.extend_from_slice(&um.to_le_bytes());
+    }
+    for q in [32767i16, 0, 0, 0] {
+        r.extend_from_slice(&q.to_le_bytes());
+    }
+    r.extend_from_slice(&[1, 0]);
+    let mut d = HidDevice::new(load("open_stylus"), bytes(vec![r.clone(), r]));
+    let s = d.poll(0.0).unwrap().expect("a sample");
+    assert!((s.position - Vec3::new(0.001, 0.002, -0.003)).norm() < 1e-15);
+    assert_eq!(s.buttons, 1);
+    assert_eq!(
+        d.poll(0.001).unwrap(),
+        None,
+        "both reports were drained by the first poll"
+    );
+    d.command(&Vec3::new(0.0, 2.0, 0.0), &Vec3::zeros(), true)
+        .unwrap();
+    assert_eq!(d.max_force(), 3.0);
+    // A truncated report is a fault, not a panic; an unplugged device too.
+    let mut d = HidDevice::new(load("open_stylus"), bytes(vec![vec![1, 2, 3]]));
+    assert!(matches!(d.poll(0.0), Err(DeviceError::BadReport(_))));
+    let mut t = bytes(vec![]);
+    t.unplugged = true;
+    let mut d = HidDevice::new(load("open_stylus"), t);
+    assert!(matches!(d.poll(0.0), Err(DeviceError::Io(_))));
+}
+
+#[test]
+fn rate_device_integrates_its_deflection_into_a_pose() {
+    use suture::device::{HapticDevice, HidDevice};
+    // Full +x deflection (0.05 m/s) and a quarter rz twist (0.25 rad/s), held for 1 s of 1 kHz
+    // polls: 5 cm and 0.25 rad.
+    let mut r = vec![1u8];
+    for v in [350i16, 0, 0, 0, 0, 87] {
+        r.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut d = HidDevice::new(load("spacemouse_6axis"), bytes(vec![r]));
+    let mut last = None;
+    for k in 0..=1000 {
+        last = d.poll(k as f64 * 1e-3).unwrap();
+    }
+    let s = last.expect("rate devices sample every poll");
+    assert!((s.position.x - 0.05).abs() < 1e-12, "{}", s.position.x);
+    let rz = 87.0 * 2.857142857142857e-3;
+    assert!((s.rotation.angle() - rz).abs() < 1e-9);
+    // Input-only: commands are accepted and nothing is written.
+    d.command(&Vec3::new(1.0, 0.0, 0.0), &Vec3::zeros(), true)
+        .unwrap();
+    assert_eq!(d.max_force(), 0.0);
+}

@@ -1,4 +1,4 @@
-//! HID enumeration through hidapi (cargo feature `hid`, on by default; the pure-Rust
+//! HID enumeration and report I/O through hidapi (cargo feature `hid`, on by default; the pure-Rust
 //! `linux-native-basic-udev` backend on Linux, so no system packages are needed).
 
 /// One HID interface present on the machine.
@@ -32,4 +32,40 @@ pub fn enumerate() -> Result<Vec<HidInfo>, String> {
             interface: d.interface_number(),
         })
         .collect())
+}
+
+/// Report I/O over an open hidapi device (non-blocking reads).
+pub struct HidapiTransport {
+    dev: hidapi::HidDevice,
+}
+
+impl super::Transport for HidapiTransport {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, super::DeviceError> {
+        self.dev
+            .read_timeout(buf, 0)
+            .map_err(|e| super::DeviceError::Io(e.to_string()))
+    }
+
+    fn write(&mut self, report: &[u8]) -> Result<(), super::DeviceError> {
+        self.dev
+            .write(report)
+            .map(|_| ())
+            .map_err(|e| super::DeviceError::Io(e.to_string()))
+    }
+}
+
+/// Open the first present device that `profile` serves.
+pub fn open(
+    profile: super::DeviceProfile,
+) -> Result<super::HidDevice<HidapiTransport>, super::DeviceError> {
+    let api = hidapi::HidApi::new().map_err(|e| super::DeviceError::Io(e.to_string()))?;
+    for &pid in &profile.product_ids {
+        if let Ok(dev) = api.open(profile.vendor_id, pid) {
+            return Ok(super::HidDevice::new(profile, HidapiTransport { dev }));
+        }
+    }
+    Err(super::DeviceError::Io(format!(
+        "no device for profile \"{}\" ({:04x}:{:04x?}) is present",
+        profile.name, profile.vendor_id, profile.product_ids
+    )))
 }

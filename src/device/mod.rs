@@ -1,16 +1,18 @@
 //! L1: haptic and input devices. Knows nothing of rods, scenes or threads.
 //!
 //! - [`report`]: HID report fields, decoded to SI and encoded from SI, bit-exact.
-//! - `hid` (feature `hid`): enumeration of the HID devices present.
+//! - `hid` (feature `hid`): enumeration of the HID devices present, and the hidapi transport.
 //! - [`profile`]: device profiles (devices/*.toml) and report decoding/encoding with them.
+//! - [`backend`]: the `HapticDevice` trait; HID devices through a profile over a transport.
 //!
-//! The `HapticDevice` trait and its backends (HID through
-//! hidapi, mouse, scripted) follow (issue #4).
+//! The mouse and scripted backends follow (issue #4).
 
+pub mod backend;
 #[cfg(feature = "hid")]
 pub mod hid;
 pub mod profile;
 pub mod report;
 
+pub use backend::{DeviceError, DeviceSample, HapticDevice, HidDevice, Transport};
 pub use profile::{Axis, DeviceProfile, InputState, Mode, OutAxis, load_dir};
 pub use report::{Field, FieldError};
