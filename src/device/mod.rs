@@ -5,14 +5,18 @@
 //! - [`profile`]: device profiles (devices/*.toml) and report decoding/encoding with them.
 //! - [`backend`]: the `HapticDevice` trait; HID devices through a profile over a transport.
 //!
-//! The mouse and scripted backends follow (issue #4).
+//! - [`scripted`]: a device playing a trajectory file.
+//!
+//! The mouse backend comes with the viewer (issue #4).
 
 pub mod backend;
 #[cfg(feature = "hid")]
 pub mod hid;
 pub mod profile;
 pub mod report;
+pub mod scripted;
 
 pub use backend::{DeviceError, DeviceSample, HapticDevice, HidDevice, Transport};
 pub use profile::{Axis, DeviceProfile, InputState, Mode, OutAxis, load_dir};
 pub use report::{Field, FieldError};
+pub use scripted::ScriptedDevice;
