@@ -2,11 +2,14 @@
 //!
 //! - [`spring`]: workspace mapping and the 6-DOF virtual spring-damper.
 //! - [`limiter`]: the last guard before a force reaches the hand.
+//! - [`watchdog`]: fades the force out when the physics stalls.
 //!
 //! Coupling inside the implicit solve and the quasi-static tip-wrench coupling follow (#4).
 
 pub mod limiter;
 pub mod spring;
+pub mod watchdog;
 
 pub use limiter::{ForceLimiter, LimiterEvent};
 pub use spring::{MapError, VirtualCoupling, WorkspaceMap};
+pub use watchdog::{Verdict, Watchdog};
