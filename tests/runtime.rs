@@ -27,3 +27,127 @@ fn pacer_holds_1_khz_over_two_seconds() {
     assert!(s.rate >= 990.0, "achieved {} Hz", s.rate);
     assert!(s.compute_mean >= 50.0);
 }
+
+mod haptic {
+    use ringbuf::traits::{Consumer, Producer, Split};
+    use ringbuf::{HeapProd, HeapRb};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    use suture::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
+    use suture::device::{DeviceError, DeviceSample, HapticDevice, ScriptedDevice};
+    use suture::math::{Quat, Vec3};
+    use suture::runtime::Pacer;
+    use suture::runtime::haptic::{self, HapticConfig, ProxyState};
+
+    /// A scripted device that records every commanded force with the time of the last poll
+    /// (into a ring: the haptic loop must not lock even in a test).
+    struct Recorder {
+        inner: ScriptedDevice,
+        t: f64,
+        out: HeapProd<(f64, f64)>,
+    }
+
+    impl HapticDevice for Recorder {
+        fn name(&self) -> &str {
+            "recorder"
+        }
+        fn poll(&mut self, t: f64) -> Result<Option<DeviceSample>, DeviceError> {
+            self.t = t;
+            self.inner.poll(t)
+        }
+        fn command(&mut self, f: &Vec3, _: &Vec3, _: bool) -> Result<(), DeviceError> {
+            let _ = self.out.try_push((self.t, f.norm()));
+            Ok(())
+        }
+        fn max_force(&self) -> f64 {
+            3.0
+        }
+    }
+
+    #[test]
+    fn haptic_loop_renders_clamped_force_and_fades_it_when_physics_stalls() {
+        // Device held at the origin; the "physics" holds the tool 1 cm away and publishes at
+        // 1 kHz for 1 s, then stalls. k = m (2π 30 Hz)² = 711 N/m → 7.1 N, clamped to 3 N.
+        let script = "0, 0, 0, 0, 0, 0, 0, 0\n10, 0, 0, 0, 0, 0, 0, 0\n";
+        let (rec_tx, mut rec_rx) = HeapRb::<(f64, f64)>::new(10_000).split();
+        let device = Recorder {
+            inner: ScriptedDevice::parse("still.csv", script).unwrap(),
+            t: 0.0,
+            out: rec_tx,
+        };
+        let (coupling, _) = VirtualCoupling::new(0.02, 1e-6, 30.0, 1.0, 0.0);
+        let cfg = HapticConfig {
+            period: Duration::from_millis(1),
+            map: WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3]).unwrap(),
+            coupling,
+            limiter: ForceLimiter::new(3.0, 0.1, 0.05),
+            watchdog: Watchdog::default(),
+        };
+        let (mut proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(64);
+        let (targets_tx, mut targets_rx) = HeapRb::new(4096).split();
+        let stop = Arc::new(AtomicBool::new(false));
+        let start = Instant::now();
+        let h = haptic::spawn(
+            start,
+            Box::new(device),
+            cfg,
+            proxy_rx,
+            targets_tx,
+            stop.clone(),
+        );
+        // The physics stand-in, on this thread. Drain the targets as the physics would.
+        let mut pacer = Pacer::new(Duration::from_millis(1));
+        let stall_at = 1.0;
+        let mut targets = 0usize;
+        loop {
+            let t = (pacer.tick(Duration::ZERO) - start).as_secs_f64();
+            while targets_rx.try_pop().is_some() {
+                targets += 1;
+            }
+            if t < stall_at {
+                let _ = proxy_tx.try_push(ProxyState {
+                    published: t,
+                    position: Vec3::new(0.01, 0.0, 0.0),
+                    rotation: Quat::identity(),
+                    velocity: Vec3::zeros(),
+                    angular_velocity: Vec3::zeros(),
+                });
+            }
+            if t > 1.5 {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let report = h.join().expect("haptic thread");
+        let forces: Vec<(f64, f64)> = std::iter::from_fn(|| rec_rx.try_pop()).collect();
+        let peak = forces.iter().map(|f| f.1).fold(0.0, f64::max);
+        let held = forces
+            .iter()
+            .filter(|(t, _)| *t > 0.2 && *t < 0.95)
+            .all(|(_, f)| (f - 3.0).abs() < 1e-9);
+        // Zero within 5 ms deadline + 10 ms fade of the last publication (plus 2 ms for the
+        // two threads' scheduling).
+        let last_pub = stall_at;
+        let late: Vec<&(f64, f64)> = forces
+            .iter()
+            .filter(|(t, _)| *t > last_pub + 0.017)
+            .collect();
+        println!(
+            "haptic: {:.1} Hz, p99 {:.1} µs, {} commands, peak {peak:.3} N, {targets} targets, {report:?}",
+            report.stats.rate,
+            report.stats.p99,
+            forces.len()
+        );
+        assert!(report.stats.rate >= 990.0, "{}", report.stats.rate);
+        assert!(peak <= 3.0 + 1e-12, "peak {peak}");
+        assert!(held, "the clamped 3 N was not held while physics ran");
+        assert!(
+            !late.is_empty() && late.iter().all(|(_, f)| *f == 0.0),
+            "force after the stall"
+        );
+        assert_eq!(report.stalls, 1);
+        assert!(report.clamped > 500 && report.device_faults == 0);
+        assert!(targets > 1400, "{targets} targets reached the physics");
+    }
+}

@@ -2,9 +2,11 @@
 //!
 //! - [`stats`]: LoopStats: achieved rate, period jitter percentiles, overruns, compute time.
 //! - [`pacer`]: a fixed-rate loop pacer (spin_sleep, `SpinLoopHint`).
+//! - [`haptic`]: the haptic loop thread and its queues.
 //!
-//! The haptic, physics and render loops and the queues between them follow (issue #4).
+//! The physics and render loops follow (issue #4).
 
+pub mod haptic;
 pub mod pacer;
 pub mod stats;
 
