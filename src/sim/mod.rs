@@ -3,6 +3,8 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+pub mod tool;
+
 use crate::contact::ObstacleContact;
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
 use crate::rod::cosserat::{NoPotential, NodePotential};

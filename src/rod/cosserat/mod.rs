@@ -23,7 +23,7 @@ pub mod newton;
 pub mod pd;
 pub mod potential;
 
-pub use potential::{NoPotential, NodePotential, PotentialSink};
+pub use potential::{Both, NoPotential, NodePotential, PotentialSink};
 
 use crate::math::{E3, Mat3, Quat, Vec3};
 use crate::rod::RodParams;

@@ -107,3 +107,37 @@ impl NodePotential for NoPotential {
         0.0
     }
 }
+
+/// Two potentials acting together (e.g. obstacle contact and the tool coupling).
+pub struct Both<'a> {
+    /// The first.
+    pub a: &'a mut dyn NodePotential,
+    /// The second.
+    pub b: &'a mut dyn NodePotential,
+}
+
+impl NodePotential for Both<'_> {
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
+        self.a.begin(x_start, h);
+        self.b.begin(x_start, h);
+    }
+    fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
+        let va = self.a.evaluate(x, sink.as_deref_mut());
+        va + self.b.evaluate(x, sink)
+    }
+    fn accept(&mut self, x: &[Vec3]) -> bool {
+        // Both must see the solved state (each may adapt itself).
+        let a = self.a.accept(x);
+        let b = self.b.accept(x);
+        a && b
+    }
+    fn limits_steps(&self) -> bool {
+        self.a.limits_steps() || self.b.limits_steps()
+    }
+    fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
+        self.a.max_step(x, x_full).min(self.b.max_step(x, x_full))
+    }
+    fn relag(&mut self, x: &[Vec3]) -> f64 {
+        self.a.relag(x).max(self.b.relag(x))
+    }
+}

@@ -1,0 +1,86 @@
+//! The virtual coupling inside the implicit step (digest-cosserat C.5): a spring-damper from a
+//! rod node (the needle's swage end, or a grasped point) to the tool target the haptic loop
+//! publishes, added to the Newton solve as a potential so a stiff coupling stays stable at the
+//! physics step (an explicit spring of the same stiffness would need a far smaller step).
+//!
+//!   `V = ½ k |x - x_t|²  +  ½ c h |(x - x₀)/h - v_t|²`
+//!
+//! (the second term is the implicit-Euler dissipation potential of the damper, `x₀` the node at
+//! the start of the step). The force on the rod at the solution, `-∂V/∂x`, is what the hand feels
+//! reversed.
+
+use crate::math::{Mat3, Vec3};
+use crate::rod::cosserat::{NodePotential, PotentialSink};
+
+/// A spring-damper from one node to a moving target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpring {
+    /// The coupled node.
+    pub node: usize,
+    /// Stiffness [N/m].
+    pub k: f64,
+    /// Damping [N s/m].
+    pub c: f64,
+    /// Target position [m] and velocity [m/s] (world).
+    pub target: Vec3,
+    /// See `target`.
+    pub target_velocity: Vec3,
+    h: Option<f64>,
+    x0: Vec3,
+    /// Force of the coupling on the rod at the last accepted state [N].
+    pub force: Vec3,
+}
+
+impl ToolSpring {
+    /// A coupling of stiffness `k` [N/m] and damping `c` [N s/m] on `node`.
+    pub fn new(node: usize, k: f64, c: f64) -> Self {
+        ToolSpring {
+            node,
+            k,
+            c,
+            target: Vec3::zeros(),
+            target_velocity: Vec3::zeros(),
+            h: None,
+            x0: Vec3::zeros(),
+            force: Vec3::zeros(),
+        }
+    }
+
+    fn gradient(&self, x: &Vec3) -> Vec3 {
+        let mut g = (x - self.target) * self.k;
+        if let Some(h) = self.h {
+            g += ((x - self.x0) / h - self.target_velocity) * self.c;
+        }
+        g
+    }
+}
+
+impl NodePotential for ToolSpring {
+    fn limits_steps(&self) -> bool {
+        false
+    }
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
+        self.h = h;
+        self.x0 = x_start[self.node];
+    }
+    fn evaluate(&self, x: &[Vec3], sink: Option<&mut PotentialSink>) -> f64 {
+        let p = &x[self.node];
+        let mut v = 0.5 * self.k * (p - self.target).norm_squared();
+        if let Some(h) = self.h {
+            v += 0.5 * self.c * h * ((p - self.x0) / h - self.target_velocity).norm_squared();
+        }
+        if let Some(s) = sink {
+            s.add_gradient(self.node, &self.gradient(p));
+            let stiff = self.k + self.h.map_or(0.0, |h| self.c / h);
+            s.add_hessian(self.node, self.node, &(Mat3::identity() * stiff));
+        }
+        v
+    }
+    fn accept(&mut self, x: &[Vec3]) -> bool {
+        self.force = -self.gradient(&x[self.node]);
+        true
+    }
+    fn relag(&mut self, _: &[Vec3]) -> f64 {
+        0.0
+    }
+}
