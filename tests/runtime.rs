@@ -4,8 +4,17 @@
 use std::time::{Duration, Instant};
 use suture::runtime::Pacer;
 
+/// The timing tests run one at a time: each spins up to three 1 kHz threads, and the machine
+/// has two cores.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn pacer_holds_1_khz_over_two_seconds() {
+    let _serial = serial();
     let mut p = Pacer::new(Duration::from_millis(1));
     let start = Instant::now();
     let mut work = Duration::ZERO;
@@ -67,6 +76,7 @@ mod haptic {
 
     #[test]
     fn haptic_loop_renders_clamped_force_and_fades_it_when_physics_stalls() {
+        let _serial = super::serial();
         // Device held at the origin; the "physics" holds the tool 1 cm away and publishes at
         // 1 kHz for 1 s, then stalls. k = m (2π 30 Hz)² = 711 N/m → 7.1 N, clamped to 3 N.
         let script = "0, 0, 0, 0, 0, 0, 0, 0\n10, 0, 0, 0, 0, 0, 0, 0\n";
@@ -149,5 +159,120 @@ mod haptic {
         assert_eq!(report.stalls, 1);
         assert!(report.clamped > 500 && report.device_faults == 0);
         assert!(targets > 1400, "{targets} targets reached the physics");
+    }
+}
+
+mod end_to_end {
+    use ringbuf::HeapRb;
+    use ringbuf::traits::Split;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    use suture::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
+    use suture::device::ScriptedDevice;
+    use suture::math::{Mat3, Quat, Vec3};
+    use suture::rod::{
+        CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, RodParams,
+    };
+    use suture::runtime::{haptic, physics};
+    use suture::sim::tool::ToolSpring;
+
+    #[test]
+    fn haptic_and_physics_threads_drive_the_suture_tip_along_the_script() {
+        let _serial = super::serial();
+        // A 10 cm nylon 2-0 suture clamped at the origin, its tip coupled (k = 200 N/m,
+        // critically damped for a 20 g tool) to a scripted stylus that lifts it 2 cm in 1 s while
+        // drawing it 4 mm back, to (0.096, 0.02): within the rod's reach, so it bends to follow.
+        let p = RodParams {
+            radius: 0.15e-3,
+            youngs_modulus: 2e9,
+            shear_modulus: 2e9 / 2.8,
+            density: 1140.0,
+        };
+        let (l, n) = (0.1, 30);
+        let rod = CosseratRod::straight(
+            CosseratParams {
+                mass_damping: 2.0,
+                ..CosseratParams::new(&p, l, n)
+            },
+            (EndCondition::Clamped, EndCondition::Free),
+            CosseratConfig::default(),
+            Vec3::zeros(),
+            Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
+        );
+        let held = EndTarget {
+            position: Vec3::zeros(),
+            rotation: rod.q[0],
+        };
+        let drive = Drive {
+            start: held,
+            end: held,
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            start_force: Vec3::zeros(),
+            start_torque: Vec3::zeros(),
+            end_force: Vec3::zeros(),
+            end_torque: Vec3::zeros(),
+        };
+        let (coupling, _) = VirtualCoupling::new(0.02, 1e-6, 15.915, 1.0, 1000.0);
+        let mut spring = ToolSpring::new(n, coupling.k, coupling.c);
+        spring.target = rod.x[n];
+        let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.2, 0, 0, 0, 0, 0, 0, 0\n1.2, -0.004, 0.02, 0, 0, 0, 0, 0\n";
+        let device = ScriptedDevice::parse("lift.csv", script).unwrap();
+        let cfg = haptic::HapticConfig {
+            period: Duration::from_millis(1),
+            map: WorkspaceMap::new(1.0, Vec3::new(l, 0.0, 0.0), Quat::identity(), [false; 3])
+                .unwrap(),
+            coupling,
+            limiter: ForceLimiter::new(3.0, 0.1, 0.05),
+            watchdog: Watchdog::default(),
+        };
+        let (proxy_tx, proxy_rx) = haptic::latest(256);
+        let (target_tx, target_rx_raw) = HeapRb::new(256).split();
+        let target_rx = haptic::Latest::from_consumer(target_rx_raw);
+        let stop = Arc::new(AtomicBool::new(false));
+        let start = Instant::now();
+        let hap = haptic::spawn(
+            start,
+            Box::new(device),
+            cfg,
+            proxy_rx,
+            target_tx,
+            stop.clone(),
+        );
+        let phys = physics::spawn(
+            start,
+            rod,
+            drive,
+            spring,
+            None,
+            Duration::from_millis(1),
+            target_rx,
+            proxy_tx,
+            stop.clone(),
+        );
+        std::thread::sleep(Duration::from_millis(1600));
+        stop.store(true, Ordering::Relaxed);
+        let h = hap.join().expect("haptic thread");
+        let ph = phys.join().expect("physics thread");
+        let tip = ph.rod.x[n];
+        let err = (tip - Vec3::new(l - 0.004, 0.02, 0.0)).norm();
+        println!(
+            "end to end: tip {tip:?} (error {err:.2e} m); haptic {:.1} Hz p99 {:.0} µs, stalls {}; physics {:.1} Hz, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed; coupling force {:?} N",
+            h.stats.rate,
+            h.stats.p99,
+            h.stalls,
+            ph.stats.rate,
+            ph.stats.compute_mean,
+            ph.stats.compute_max,
+            ph.steps,
+            ph.unconverged,
+            ph.failed,
+            ph.spring.force
+        );
+        assert!(err < 1e-3, "tip {tip:?}");
+        assert!(h.stats.rate >= 990.0 && ph.stats.rate >= 990.0);
+        assert_eq!((h.stalls, h.device_faults, h.non_finite), (0, 0, 0));
+        assert_eq!((ph.failed, ph.unconverged), (0, 0));
+        assert!(ph.spring.force.norm() < 0.05);
     }
 }

@@ -63,6 +63,11 @@ pub struct Latest<T> {
 }
 
 impl<T: Copy> Latest<T> {
+    /// The "latest" view of an existing ring's consumer (when the producer is a plain queue).
+    pub fn from_consumer(rx: HeapCons<T>) -> Self {
+        Latest { rx, last: None }
+    }
+
     /// The newest value received so far (draining what is pending).
     pub fn get(&mut self) -> Option<T> {
         while let Some(v) = self.rx.try_pop() {

@@ -3,11 +3,13 @@
 //! - [`stats`]: LoopStats: achieved rate, period jitter percentiles, overruns, compute time.
 //! - [`pacer`]: a fixed-rate loop pacer (spin_sleep, `SpinLoopHint`).
 //! - [`haptic`]: the haptic loop thread and its queues.
+//! - [`physics`]: the physics loop thread (one coupled Cosserat rod).
 //!
-//! The physics and render loops follow (issue #4).
+//! The render loop and `suture run` follow (issue #4).
 
 pub mod haptic;
 pub mod pacer;
+pub mod physics;
 pub mod stats;
 
 pub use pacer::Pacer;
