@@ -5,16 +5,18 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use suture::math::{Mat3, Vec3};
+use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};
 use suture::rod::{
     CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, Method, RodParams,
 };
 
 fn falling(n: usize, method: Method, iterations: usize) -> (CosseratRod, Drive) {
+    // Nylon 2-0 from the library's presets.
     let p = RodParams {
-        radius: 0.15e-3,
-        youngs_modulus: 2e9,
-        shear_modulus: 2e9 / 2.8,
-        density: 1140.0,
+        radius: usp_radius("2-0").expect("USP 2-0"),
+        youngs_modulus: NYLON.youngs_modulus,
+        shear_modulus: shear_from_poisson(NYLON.youngs_modulus, NYLON.poisson_ratio),
+        density: NYLON.density,
     };
     let frame = Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]);
     let config = CosseratConfig {

@@ -2,22 +2,14 @@
 //! finite-difference checks of the potential, resting on a floor, wrapping a cylinder, and
 //! stick/slip on an incline against Coulomb's law.
 
+mod common;
+use common::nylon;
+
 use suture::contact::{Obstacle, ObstacleContact, Shape};
 use suture::math::{Mat3, Quat, Vec3};
 use suture::rod::banded::Banded;
 use suture::rod::cosserat::{NodePotential, PotentialSink};
-use suture::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, RodParams,
-};
-
-fn nylon() -> RodParams {
-    RodParams {
-        radius: 0.15e-3,
-        youngs_modulus: 2e9,
-        shear_modulus: 2e9 / 2.8,
-        density: 1140.0,
-    }
-}
+use suture::rod::{CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget};
 
 fn drive(r: &CosseratRod, gravity: Vec3) -> Drive {
     let n = r.segments();

@@ -2,21 +2,14 @@
 //! STRANDS oracle, dynamics against analytic frequencies and conservation laws, and the
 //! digest-cosserat Part D acceptance tests.
 
+mod common;
+use common::nylon;
+
 use suture::math::{Mat3, Vec3};
 use suture::rod::{
     CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, Integrator,
     Method, RodParams,
 };
-
-/// Nylon 2-0 (digest-cosserat C.1): r = 0.15 mm, E = 2 GPa, ν = 0.4, ρ = 1140 kg/m³.
-fn nylon() -> RodParams {
-    RodParams {
-        radius: 0.15e-3,
-        youngs_modulus: 2e9,
-        shear_modulus: 2e9 / 2.8,
-        density: 1140.0,
-    }
-}
 
 /// Horizontal along +x, d1 = +y.
 fn horizontal() -> Mat3 {

@@ -1,21 +1,13 @@
 //! The virtual coupling inside the implicit Cosserat step (sim::tool::ToolSpring).
 
+mod common;
+use common::nylon;
+
 use suture::math::{Mat3, Vec3};
 use suture::rod::banded::Banded;
 use suture::rod::cosserat::{NodePotential, PotentialSink};
-use suture::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, RodParams,
-};
+use suture::rod::{CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget};
 use suture::sim::tool::ToolSpring;
-
-fn nylon() -> RodParams {
-    RodParams {
-        radius: 0.15e-3,
-        youngs_modulus: 2e9,
-        shear_modulus: 2e9 / 2.8,
-        density: 1140.0,
-    }
-}
 
 fn cantilever(n: usize, l: f64) -> (CosseratRod, Drive) {
     let r = CosseratRod::straight(

@@ -162,6 +162,10 @@ pub struct ObstacleContact {
     pub raises: usize,
 }
 
+/// Default largest penetration, as a fraction of the rod radius (issue #3: "without sinking
+/// more than 1 % of its radius").
+const TOLERANCE_FRACTION: f64 = 0.01;
+
 /// Smoothed penalty: value, first and second derivative in the penetration δ.
 #[inline]
 fn penalty(delta: f64, k: f64, eps: f64) -> (f64, f64, f64) {
@@ -208,7 +212,7 @@ impl ObstacleContact {
             obstacles,
             rod_radius,
             stiffness,
-            tolerance: 0.01 * rod_radius,
+            tolerance: TOLERANCE_FRACTION * rod_radius,
             slip_speed: 1e-4,
             eps_u: 1e-7,
             x_start: vec![Vec3::zeros(); nodes],
@@ -224,7 +228,7 @@ impl ObstacleContact {
     /// end loads, tension): the whole load on one contact point sinks it by one tolerance.
     /// (The stiffness still adapts upwards if needed.)
     pub fn stiffness_for(force: f64, rod_radius: f64) -> f64 {
-        force.max(1e-9) / (0.01 * rod_radius)
+        force.max(1e-9) / (TOLERANCE_FRACTION * rod_radius)
     }
 
     /// The obstacles.

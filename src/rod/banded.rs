@@ -409,6 +409,13 @@ impl Banded {
 mod tests {
     use super::*;
 
+    fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max)
+    }
+
     /// A random SPD banded matrix: diagonally dominant with a fixed-seed LCG.
     fn random(n: usize, b: usize, seed: u64) -> Banded {
         let mut s = seed;
@@ -440,11 +447,7 @@ mod tests {
             let mut f = a.clone();
             f.factor().expect("SPD");
             f.solve(&mut rhs);
-            let err = x
-                .iter()
-                .zip(&rhs)
-                .map(|(p, q)| (p - q).abs())
-                .fold(0.0, f64::max);
+            let err = max_abs_diff(&x, &rhs);
             assert!(err < 1e-13, "n {n} b {b}: {err}");
         }
     }
@@ -536,11 +539,7 @@ mod tests {
         let mut rhs = vec![0.0; 30];
         shifted.mul(&x, &mut rhs);
         f.solve(&mut rhs);
-        let err = x
-            .iter()
-            .zip(&rhs)
-            .map(|(p, q)| (p - q).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_diff(&x, &rhs);
         assert!(err < 1e-12, "{err}");
     }
 }

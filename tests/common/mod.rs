@@ -1,4 +1,4 @@
-//! Shared test references. Independent of the crate's solvers.
+//! Shared test references (independent of the crate's solvers) and fixtures.
 #![allow(dead_code)]
 
 /// Tip of the planar elastica clamped horizontally at σ = 0 and free at σ = 1, under a dead tip
@@ -86,4 +86,16 @@ pub fn elastica_tip(alpha: f64, gamma: f64) -> (f64, f64, f64) {
         y[1]
     );
     (y[2], y[3], y[0])
+}
+
+/// Nylon 2-0 from the library's presets (digest-cosserat C.1): r = 0.15 mm, E = 2 GPa,
+/// ν = 0.4, ρ = 1140 kg/m³.
+pub fn nylon() -> suture::rod::RodParams {
+    use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};
+    suture::rod::RodParams {
+        radius: usp_radius("2-0").expect("USP 2-0"),
+        youngs_modulus: NYLON.youngs_modulus,
+        shear_modulus: shear_from_poisson(NYLON.youngs_modulus, NYLON.poisson_ratio),
+        density: NYLON.density,
+    }
 }
