@@ -4,6 +4,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+#[path = "cli/run.rs"]
+mod run;
 use suture::rod::CosseratReport;
 use suture::scene::{self, ModelName, Overrides};
 use suture::session::npz::{self, Array};
@@ -12,8 +15,9 @@ use suture::sim::{ContactStats, RodReport};
 #[derive(Parser)]
 #[command(name = "suture", version, about = "Haptic surgical suture simulator")]
 struct Cli {
+    /// Without a subcommand: `run` the default suturing scene with the mouse.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -25,6 +29,31 @@ enum ModelArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the simulator: haptic loop (1 kHz), physics loop, and the viewer (or --headless).
+    Run {
+        /// Scene file (TOML) with a [tool]; default scenes/suturing.toml (built in if absent).
+        scene: Option<String>,
+        /// Input device: mouse, hid (first device matching a profile), hid:PROFILE.toml, or
+        /// scripted:FILE.csv (a trajectory t,x,y,z,rx,ry,rz,buttons).
+        #[arg(long, default_value = "mouse")]
+        device: String,
+        /// Folder of device profiles (for --device hid).
+        #[arg(long, default_value = "devices")]
+        profiles: String,
+        /// No window: run for --duration seconds and print the loop statistics.
+        #[arg(long)]
+        headless: bool,
+        /// Wall time to run [s] (headless: required; with a window: close after it).
+        #[arg(long, value_parser = parse_seconds)]
+        duration: Option<f64>,
+        /// Render one frame to this PNG (after --shot-at simulated seconds) and exit; also
+        /// writes PNG.json with the projected rod centerlines.
+        #[arg(long)]
+        screenshot: Option<String>,
+        /// Simulated time of the screenshot [s].
+        #[arg(long, default_value_t = 0.5, value_parser = parse_time)]
+        shot_at: f64,
+    },
     /// List the HID devices present and the profile (devices/*.toml) that matches each.
     Devices {
         /// Folder of device profiles.
@@ -59,7 +88,33 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let command = cli.command.unwrap_or(Command::Run {
+        scene: None,
+        device: "mouse".to_string(),
+        profiles: "devices".to_string(),
+        headless: false,
+        duration: None,
+        screenshot: None,
+        shot_at: 0.5,
+    });
+    match command {
+        Command::Run {
+            scene,
+            device,
+            profiles,
+            headless,
+            duration,
+            screenshot,
+            shot_at,
+        } => run::run(run::RunArgs {
+            scene,
+            device,
+            profiles,
+            headless,
+            duration,
+            screenshot,
+            shot_at,
+        }),
         Command::Simulate {
             scene,
             out,
@@ -69,6 +124,14 @@ fn main() -> ExitCode {
         } => simulate(&scene, &out, frames, elements, model),
         Command::Devices { profiles } => devices(&profiles),
         Command::Jitter { seconds } => jitter(seconds),
+    }
+}
+
+fn parse_time(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("must be in [0, 3600] s, got {v}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 

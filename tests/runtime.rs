@@ -104,6 +104,7 @@ mod haptic {
             cfg,
             proxy_rx,
             targets_tx,
+            None,
             stop.clone(),
         );
         // The physics stand-in, on this thread. Drain the targets as the physics would.
@@ -122,6 +123,7 @@ mod haptic {
                     rotation: Quat::identity(),
                     velocity: Vec3::zeros(),
                     angular_velocity: Vec3::zeros(),
+                    coupled: true,
                 });
             }
             if t > 1.5 {
@@ -158,7 +160,11 @@ mod haptic {
         );
         assert!(report.stats.rate >= 990.0, "{}", report.stats.rate);
         assert!(peak <= 3.0 + 1e-12, "peak {peak}");
-        assert!(held, "the clamped 3 N was not held while physics ran");
+        assert!(
+            held,
+            "the clamped 3 N was not held while physics ran: {at_limit} of {} ticks",
+            window.len()
+        );
         assert!(
             !late.is_empty() && late.iter().all(|(_, f)| *f == 0.0),
             "force after the stall"
@@ -170,118 +176,220 @@ mod haptic {
 }
 
 mod end_to_end {
-    use ringbuf::HeapRb;
-    use ringbuf::traits::Split;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::{Duration, Instant};
-    use suture::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
-    use suture::device::ScriptedDevice;
-    use suture::math::{Mat3, Quat, Vec3};
-    use suture::rod::{
-        CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, RodParams,
-    };
-    use suture::runtime::{haptic, physics};
-    use suture::sim::tool::ToolSpring;
+    use std::time::Duration;
+    use suture::coupling::WorkspaceMap;
+    use suture::device::{DeviceError, DeviceSample, HapticDevice, ScriptedDevice};
+    use suture::math::{Quat, Vec3};
+    use suture::runtime::run::{self, RunSetup};
+    use suture::scene::{self, Overrides};
+
+    /// A 10 cm nylon 2-0 suture clamped at the origin, its free end held by the tool (20 g,
+    /// 15.9 Hz critically damped: k = 200 N/m), gravity on.
+    const LIFT_SCENE: &str = r#"
+version = 1
+[solver]
+model = "cosserat"
+dt = 1e-3
+elements = 30
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+end = "free"
+mass_damping = 2.0
+[tool]
+mass = 0.02
+frequency = 15.915
+damping_ratio = 1.0
+"#;
+
+    fn setup(text: &str, device: Box<dyn HapticDevice>) -> RunSetup {
+        let sc = scene::parse("test.toml", text, Overrides::default()).unwrap();
+        let tool = sc.tool.unwrap();
+        RunSetup {
+            world: sc.world,
+            tool,
+            device,
+            map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
+                .unwrap(),
+            device_max_stiffness: 0.0,
+            haptic_period: Duration::from_millis(1),
+            physics_dt: Duration::from_millis(1),
+            snapshot_every: 16,
+        }
+    }
 
     #[test]
     fn haptic_and_physics_threads_drive_the_suture_tip_along_the_script() {
         let _serial = super::serial();
-        // A 10 cm nylon 2-0 suture clamped at the origin, its tip coupled (k = 200 N/m,
-        // critically damped for a 20 g tool) to a scripted stylus that lifts it 2 cm in 1 s while
-        // drawing it 4 mm back, to (0.096, 0.02): within the rod's reach, so it bends to follow.
-        let p = RodParams {
-            radius: 0.15e-3,
-            youngs_modulus: 2e9,
-            shear_modulus: 2e9 / 2.8,
-            density: 1140.0,
-        };
-        let (l, n) = (0.1, 30);
-        let rod = CosseratRod::straight(
-            CosseratParams {
-                mass_damping: 2.0,
-                ..CosseratParams::new(&p, l, n)
-            },
-            (EndCondition::Clamped, EndCondition::Free),
-            CosseratConfig::default(),
-            Vec3::zeros(),
-            Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
-        );
-        let held = EndTarget {
-            position: Vec3::zeros(),
-            rotation: rod.q[0],
-        };
-        let drive = Drive {
-            start: held,
-            end: held,
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            start_force: Vec3::zeros(),
-            start_torque: Vec3::zeros(),
-            end_force: Vec3::zeros(),
-            end_torque: Vec3::zeros(),
-        };
-        let (coupling, _) = VirtualCoupling::new(0.02, 1e-6, 15.915, 1.0, 1000.0);
-        let mut spring = ToolSpring::new(n, coupling.k, coupling.c);
-        spring.target = rod.x[n];
+        // The stylus lifts the tip 2 cm in 1 s while drawing it 4 mm back, to (0.096, 0.02):
+        // within the rod's reach, so it bends to follow.
         let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.2, 0, 0, 0, 0, 0, 0, 0\n1.2, -0.004, 0.02, 0, 0, 0, 0, 0\n";
         let device = ScriptedDevice::parse("lift.csv", script).unwrap();
-        let cfg = haptic::HapticConfig {
-            period: Duration::from_millis(1),
-            map: WorkspaceMap::new(1.0, Vec3::new(l, 0.0, 0.0), Quat::identity(), [false; 3])
-                .unwrap(),
-            coupling,
-            limiter: ForceLimiter::new(3.0, 0.1, 0.05),
-            watchdog: Watchdog::default(),
-        };
-        let (proxy_tx, proxy_rx) = haptic::latest(256);
-        let (target_tx, target_rx_raw) = HeapRb::new(256).split();
-        let target_rx = haptic::Latest::from_consumer(target_rx_raw);
-        let stop = Arc::new(AtomicBool::new(false));
-        let start = Instant::now();
-        let hap = haptic::spawn(
-            start,
-            Box::new(device),
-            cfg,
-            proxy_rx,
-            target_tx,
-            stop.clone(),
-        );
-        let phys = physics::spawn(
-            start,
-            rod,
-            drive,
-            spring,
-            None,
-            Duration::from_millis(1),
-            target_rx,
-            proxy_tx,
-            stop.clone(),
-        );
-        std::thread::sleep(Duration::from_millis(1600));
-        stop.store(true, Ordering::Relaxed);
-        let h = hap.join().expect("haptic thread");
-        let ph = phys.join().expect("physics thread");
-        let tip = ph.rod.x[n];
-        let err = (tip - Vec3::new(l - 0.004, 0.02, 0.0)).norm();
-        println!(
-            "end to end: tip {tip:?} (error {err:.2e} m); haptic {:.1} Hz p99 {:.0} µs, stalls {}; physics {:.1} Hz, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed; coupling force {:?} N",
-            h.stats.rate,
-            h.stats.p99,
-            h.stalls,
-            ph.stats.rate,
-            ph.stats.compute_mean,
-            ph.stats.compute_max,
-            ph.steps,
-            ph.unconverged,
-            ph.failed,
-            ph.spring.force
-        );
+        let mut running = run::start(setup(LIFT_SCENE, Box::new(device))).unwrap();
+        // Take snapshots as a viewer would (the pool has 4 buffers).
+        let mut snap_tool = None;
+        for _ in 0..16 {
+            std::thread::sleep(Duration::from_millis(100));
+            snap_tool = running.snapshots.latest().and_then(|s| s.tool);
+        }
+        let r = running.stop().unwrap();
+        let n = 30;
+        let tip = r.physics.world.rods[0].positions()[n];
+        let err = (tip - Vec3::new(0.096, 0.02, 0.0)).norm();
+        let spring = &r.physics.tool.as_ref().unwrap().1;
+        println!("end to end: tip {tip:?} (error {err:.2e} m)\n{r}");
         assert!(err < 1e-3, "tip {tip:?}");
-        assert!(h.stats.rate >= 990.0 && ph.stats.rate >= 990.0);
+        assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
         // Watchdog stalls (physics state older than 5 ms) are per-tick events that a shared VM
         // can cause on its own: printed above, not asserted.
-        assert_eq!((h.device_faults, h.non_finite), (0, 0));
-        assert_eq!((ph.failed, ph.unconverged), (0, 0));
-        assert!(ph.spring.force.norm() < 0.05);
+        assert_eq!((r.haptic.device_faults, r.haptic.non_finite), (0, 0));
+        assert_eq!((r.physics.failed, r.physics.unconverged), (0, 0));
+        assert!(spring.force.norm() < 0.05);
+        // The viewer's snapshots carry the tool near the tip.
+        let st = snap_tool.expect("a snapshot with the tool");
+        assert!(st.grasped && (st.position - tip).norm() < 2e-3);
     }
+
+    /// A scripted stylus drawing 1 cm circles over the default suturing scene.
+    fn circles() -> String {
+        let mut s = String::new();
+        for k in 0..=400 {
+            let t = k as f64 * 0.01;
+            let a = 2.0 * std::f64::consts::PI * t;
+            s += &format!(
+                "{t}, {}, {}, {}, 0, 0, 0, 0\n",
+                0.01 * a.cos() - 0.01,
+                0.01 * a.sin(),
+                0.005 * (0.5 * a).sin()
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn the_default_scene_runs_three_seconds_with_both_loops_at_rate() {
+        let _serial = super::serial();
+        let text = std::fs::read_to_string("scenes/suturing.toml").unwrap();
+        let device = ScriptedDevice::parse("circles.csv", &circles()).unwrap();
+        let running = run::start(setup(&text, Box::new(device))).unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+        let r = running.stop().unwrap();
+        println!("default scene, 3 s:\n{r}");
+        assert!(
+            r.haptic.stats.rate >= 990.0,
+            "haptic {}",
+            r.haptic.stats.rate
+        );
+        // The physics never falls behind: one step per millisecond of wall time.
+        let expected = r.wall / 1e-3;
+        assert!(
+            r.physics.steps as f64 >= 0.99 * expected - 2.0,
+            "{} steps in {:.3} s",
+            r.physics.steps,
+            r.wall
+        );
+        assert!(
+            r.physics.stats.rate >= 990.0,
+            "physics {}",
+            r.physics.stats.rate
+        );
+        assert_eq!(r.physics.failed, 0);
+        assert_eq!(r.haptic.device_faults, 0);
+    }
+
+    /// A scripted device that fails (I/O error) for polls in [from, to) s.
+    struct Failing {
+        inner: ScriptedDevice,
+        from: f64,
+        to: f64,
+    }
+
+    impl HapticDevice for Failing {
+        fn name(&self) -> &str {
+            "failing"
+        }
+        fn poll(&mut self, t: f64) -> Result<Option<DeviceSample>, DeviceError> {
+            if t >= self.from && t < self.to {
+                return Err(DeviceError::Io("unplugged".to_string()));
+            }
+            self.inner.poll(t)
+        }
+        fn command(&mut self, _: &Vec3, _: &Vec3, _: bool) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn max_force(&self) -> f64 {
+            3.0
+        }
+    }
+
+    #[test]
+    fn a_device_that_fails_mid_run_is_reported_and_the_session_goes_on() {
+        let _serial = super::serial();
+        // The stylus pulls the tip 1 cm off its rest pose and holds it there: a steady force.
+        let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.3, 0, 0.01, 0, 0, 0, 0, 0\n";
+        let device = Failing {
+            inner: ScriptedDevice::parse("hold.csv", script).unwrap(),
+            from: 0.8,
+            to: 1.1,
+        };
+        let running = run::start(setup(LIFT_SCENE, Box::new(device))).unwrap();
+        std::thread::sleep(Duration::from_millis(1800));
+        let r = running.stop().unwrap();
+        println!("failing device:\n{r}");
+        // ~300 failed polls (one per tick in the 0.3 s fault), each reported.
+        assert!(
+            r.haptic.device_faults >= 250 && r.haptic.device_faults <= 310,
+            "{}",
+            r.haptic.device_faults
+        );
+        // The session went on: the physics kept its rate through and after the fault.
+        assert!(r.physics.stats.rate >= 990.0 && r.physics.failed == 0);
+        assert!(r.physics.steps as f64 >= 0.99 * r.wall / 1e-3 - 2.0);
+        assert!(r.haptic.non_finite == 0);
+    }
+}
+
+#[test]
+fn run_headless_prints_its_loop_stats() {
+    let _serial = serial();
+    let script = std::env::temp_dir().join(format!("suture-still-{}.csv", std::process::id()));
+    std::fs::write(
+        &script,
+        "0, 0, 0, 0, 0, 0, 0, 0\n1, 0, 0.005, 0, 0, 0, 0, 0\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+        .args([
+            "run",
+            "scenes/suturing.toml",
+            "--headless",
+            "--duration",
+            "2",
+        ])
+        .arg(format!("--device=scripted:{}", script.display()))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&script);
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    // First line: `haptic 1000.0 Hz (p99 jitter 0.5 µs), physics 999.9 Hz, overruns 0`.
+    let first = out.lines().next().unwrap();
+    let num = |after: &str| -> f64 {
+        let i = first.find(after).unwrap() + after.len();
+        first[i..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(first.starts_with("haptic ") && first.contains("p99 jitter"));
+    assert!(
+        num("haptic ") >= 990.0 && num("physics ") >= 990.0,
+        "{first}"
+    );
 }

@@ -83,7 +83,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `quasi_static`, `solver`, `rods`, `obstacles`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",
@@ -104,6 +104,26 @@ const CASES: &[(&str, &str)] = &[
     (
         "tests/fixtures/bad/zero_elements.toml",
         r#"tests/fixtures/bad/zero_elements.toml:3:12: solver.elements must be in 1..=100000 [-], got 0"#,
+    ),
+    (
+        "tests/fixtures/bad/tool_rod.toml",
+        r#"tests/fixtures/bad/tool_rod.toml:10:7: tool.rod must be a rod index in 0..1 [-], got 3"#,
+    ),
+    (
+        "tests/fixtures/bad/tool_damping.toml",
+        r#"tests/fixtures/bad/tool_damping.toml:10:17: tool.damping_ratio must be in [0, 10] [-], got -1"#,
+    ),
+    (
+        "tests/fixtures/bad/needle_arc.toml",
+        r#"tests/fixtures/bad/needle_arc.toml:10:7: needle.arc must be "3/8" or "1/2" (of a circle), got "5/8""#,
+    ),
+    (
+        "tests/fixtures/bad/needle_wire.toml",
+        r#"tests/fixtures/bad/needle_wire.toml:12:15: needle.wire_radius must be smaller than the radius of curvature 0.012 [m], got 0.02"#,
+    ),
+    (
+        "tests/fixtures/bad/tissue_size.toml",
+        r#"tests/fixtures/bad/tissue_size.toml:11:14: tissue.size[1] must be > 0 [m], got 0"#,
     ),
 ];
 
@@ -148,4 +168,69 @@ fn cli_reports_scene_errors_with_exit_code_2() {
 fn every_fixture_file_is_listed() {
     let n = std::fs::read_dir("tests/fixtures/bad").unwrap().count();
     assert_eq!(n, CASES.len());
+}
+
+#[test]
+fn run_rejects_bad_arguments_with_exit_code_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "run",
+                "scenes/cantilever.toml",
+                "--headless",
+                "--duration",
+                "1",
+            ],
+            "error: scenes/cantilever.toml: the scene has no [tool] section",
+        ),
+        (
+            &["run", "--headless", "--duration", "1"],
+            "error: --device mouse needs the viewer",
+        ),
+        (
+            &[
+                "run",
+                "--headless",
+                "--device",
+                "scripted:/nonexistent.csv",
+                "--duration",
+                "1",
+            ],
+            "error: /nonexistent.csv",
+        ),
+        (
+            &[
+                "run",
+                "--device",
+                "joystick",
+                "--headless",
+                "--duration",
+                "1",
+            ],
+            "error: --device: unknown device \"joystick\"",
+        ),
+        (
+            &["run", "--headless"],
+            "error: --headless needs --duration S",
+        ),
+        (
+            &[
+                "run",
+                "tests/fixtures/bad/tool_rod.toml",
+                "--headless",
+                "--duration",
+                "1",
+            ],
+            "error: tests/fixtures/bad/tool_rod.toml:10:7: tool.rod must be a rod index",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_suture"))
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+    }
 }

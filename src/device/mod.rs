@@ -12,11 +12,13 @@
 pub mod backend;
 #[cfg(feature = "hid")]
 pub mod hid;
+pub mod mouse;
 pub mod profile;
 pub mod report;
 pub mod scripted;
 
 pub use backend::{DeviceError, DeviceSample, HapticDevice, HidDevice, Transport};
+pub use mouse::{MouseDevice, MouseInput};
 pub use profile::{Axis, DeviceProfile, InputState, Mode, OutAxis, load_dir};
 pub use report::{Field, FieldError};
 pub use scripted::ScriptedDevice;

@@ -28,6 +28,21 @@ pub struct ProxyState {
     pub velocity: Vec3,
     /// See `velocity`.
     pub angular_velocity: Vec3,
+    /// Whether the tool is held (coupled): a released tool renders no force.
+    pub coupled: bool,
+}
+
+/// The haptic loop's figures, published a few times a second for the HUD.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HapticFigures {
+    /// Loop statistics so far.
+    pub stats: LoopSummary,
+    /// Device faults so far.
+    pub device_faults: u64,
+    /// Physics stalls the watchdog saw so far.
+    pub stalls: u64,
+    /// Force rendered to the hand at the last tick [N] (world frame, after the limiter).
+    pub hand_force: Vec3,
 }
 
 /// The device pose mapped to the world, for the physics (world frame, SI).
@@ -108,50 +123,63 @@ pub struct HapticReport {
     pub dropped_targets: u64,
 }
 
-/// Run the haptic loop on a new thread until `stop` is set. Times are seconds since `start`,
-/// the clock origin shared with the physics loop (ProxyState::published).
-pub fn spawn(
-    start: Instant,
-    mut device: Box<dyn HapticDevice>,
-    mut cfg: HapticConfig,
-    mut proxy: Latest<ProxyState>,
-    mut targets: HeapProd<ToolTarget>,
-    stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<HapticReport> {
-    std::thread::spawn(move || {
-        let mut pacer = Pacer::new(cfg.period);
-        let (mut faults, mut dropped) = (0u64, 0u64);
-        let mut last = None;
-        let mut compute = Duration::ZERO;
-        while !stop.load(Ordering::Relaxed) {
-            let tick = pacer.tick(compute);
-            let now = (tick - start).as_secs_f64();
-            let dt = cfg.period.as_secs_f64();
-            match device.poll(now) {
-                Ok(Some(s)) => last = Some(s),
-                Ok(None) => {}
-                Err(_) => {
-                    faults += 1;
-                    cfg.limiter.restart();
-                    let _ = device.command(&Vec3::zeros(), &Vec3::zeros(), false);
-                    compute = tick.elapsed();
-                    continue;
-                }
+/// One haptic tick's work, apart from the pacing: read the device, map its pose, render the
+/// coupling force through the watchdog and the limiter, and produce the tool target. Owns the
+/// device; allocation-free (benches/haptic.rs times it).
+pub struct HapticCore {
+    device: Box<dyn HapticDevice>,
+    cfg: HapticConfig,
+    last: Option<crate::device::DeviceSample>,
+    coupled: bool,
+    /// Device faults (I/O or bad reports) so far.
+    pub device_faults: u64,
+    /// Force rendered at the last tick [N] (world frame).
+    pub hand_force: Vec3,
+}
+
+impl HapticCore {
+    /// A core over `device` with `cfg`.
+    pub fn new(device: Box<dyn HapticDevice>, cfg: HapticConfig) -> Self {
+        HapticCore {
+            device,
+            cfg,
+            last: None,
+            coupled: false,
+            device_faults: 0,
+            hand_force: Vec3::zeros(),
+        }
+    }
+
+    /// One tick at time `now` [s] with the newest tool state `proxy`. Returns the target for
+    /// the physics (None until the device has produced a sample, and after a device fault).
+    pub fn tick(&mut self, now: f64, proxy: Option<ProxyState>) -> Option<ToolTarget> {
+        let dt = self.cfg.period.as_secs_f64();
+        match self.device.poll(now) {
+            Ok(Some(s)) => self.last = Some(s),
+            Ok(None) => {}
+            Err(_) => {
+                // A fault: zero force now, ramp back in from zero once the device answers.
+                self.device_faults += 1;
+                self.cfg.limiter.restart();
+                self.hand_force = Vec3::zeros();
+                let _ = self.device.command(&Vec3::zeros(), &Vec3::zeros(), false);
+                return None;
             }
-            let Some(s) = last else {
-                compute = tick.elapsed();
-                continue;
-            };
-            let pos = cfg.map.position(&s.position);
-            let rot = cfg.map.orientation(&s.rotation);
-            let vel = cfg.map.velocity(&s.velocity);
-            let ang = cfg.map.rotation * s.angular_velocity;
-            let mut hand = (Vec3::zeros(), Vec3::zeros());
-            if let Some(p) = proxy.get() {
-                let v = cfg.watchdog.check(now, p.published);
-                if v.resumed {
-                    cfg.limiter.restart();
-                }
+        }
+        let s = self.last?;
+        let cfg = &mut self.cfg;
+        let pos = cfg.map.position(&s.position);
+        let rot = cfg.map.orientation(&s.rotation);
+        let vel = cfg.map.velocity(&s.velocity);
+        let ang = cfg.map.rotation * s.angular_velocity;
+        let mut hand = (Vec3::zeros(), Vec3::zeros());
+        if let Some(p) = proxy {
+            let v = cfg.watchdog.check(now, p.published);
+            if v.resumed || (p.coupled && !self.coupled) {
+                cfg.limiter.restart();
+            }
+            self.coupled = p.coupled;
+            if p.coupled {
                 let (f, t) = cfg.coupling.wrench(
                     (&pos, &rot),
                     (&vel, &ang),
@@ -161,34 +189,81 @@ pub fn spawn(
                 // The hand feels the reaction of the spring pulling the tool.
                 hand = (-f * v.scale, -t * v.scale);
             }
-            let (f, t, _) = cfg.limiter.apply(hand.0, hand.1, dt);
-            let fd = cfg.map.force_to_device(&f);
-            let td = cfg.map.force_to_device(&t);
-            if device.command(&fd, &td, true).is_err() {
-                faults += 1;
-                cfg.limiter.restart();
-            }
-            let target = ToolTarget {
-                t: now,
-                position: pos,
-                rotation: rot,
-                velocity: vel,
-                angular_velocity: ang,
-                buttons: s.buttons,
-                hand_force: f,
-            };
-            if targets.try_push(target).is_err() {
+        }
+        let (f, t, _) = cfg.limiter.apply(hand.0, hand.1, dt);
+        let fd = cfg.map.force_to_device(&f);
+        let td = cfg.map.force_to_device(&t);
+        if self.device.command(&fd, &td, true).is_err() {
+            self.device_faults += 1;
+            cfg.limiter.restart();
+        }
+        self.hand_force = f;
+        Some(ToolTarget {
+            t: now,
+            position: pos,
+            rotation: rot,
+            velocity: vel,
+            angular_velocity: ang,
+            buttons: s.buttons,
+            hand_force: f,
+        })
+    }
+
+    /// Release the device's motors (zero force, disabled).
+    pub fn release(&mut self) {
+        let _ = self.device.command(&Vec3::zeros(), &Vec3::zeros(), false);
+    }
+}
+
+/// Ticks between two HapticFigures publications (10 Hz at 1 kHz).
+const FIGURES_EVERY: u64 = 100;
+
+/// Run the haptic loop on a new thread until `stop` is set. Times are seconds since `start`,
+/// the clock origin shared with the physics loop (ProxyState::published). `figures` (if any)
+/// receives the loop's figures every 100 ticks.
+pub fn spawn(
+    start: Instant,
+    device: Box<dyn HapticDevice>,
+    cfg: HapticConfig,
+    mut proxy: Latest<ProxyState>,
+    mut targets: HeapProd<ToolTarget>,
+    mut figures: Option<HeapProd<HapticFigures>>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<HapticReport> {
+    std::thread::spawn(move || {
+        let mut pacer = Pacer::new(cfg.period);
+        let mut core = HapticCore::new(device, cfg);
+        let mut dropped = 0u64;
+        let mut compute = Duration::ZERO;
+        let mut ticks = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            let tick = pacer.tick(compute);
+            let now = (tick - start).as_secs_f64();
+            if let Some(target) = core.tick(now, proxy.get())
+                && targets.try_push(target).is_err()
+            {
                 dropped += 1;
+            }
+            ticks += 1;
+            if ticks.is_multiple_of(FIGURES_EVERY)
+                && let Some(fig) = figures.as_mut()
+            {
+                let _ = fig.try_push(HapticFigures {
+                    stats: pacer.stats.summary(),
+                    device_faults: core.device_faults,
+                    stalls: core.cfg.watchdog.stalls,
+                    hand_force: core.hand_force,
+                });
             }
             compute = tick.elapsed();
         }
-        let _ = device.command(&Vec3::zeros(), &Vec3::zeros(), false);
+        core.release();
         HapticReport {
             stats: pacer.stats.summary(),
-            device_faults: faults,
-            non_finite: cfg.limiter.faults,
-            clamped: cfg.limiter.clamps,
-            stalls: cfg.watchdog.stalls,
+            device_faults: core.device_faults,
+            non_finite: core.cfg.limiter.faults,
+            clamped: core.cfg.limiter.clamps,
+            stalls: core.cfg.watchdog.stalls,
             dropped_targets: dropped,
         }
     })

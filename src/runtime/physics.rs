@@ -1,14 +1,15 @@
-//! The physics loop: a thread stepping one dynamic Cosserat rod at a fixed `dt`, its coupled
-//! node pulled by the virtual coupling (sim::tool::ToolSpring) toward the latest ToolTarget from
-//! the haptic loop, with obstacle contact if any, publishing the tool's state (ProxyState) back.
-//! Allocation-free per step (the solver's buffers are allocated with the rod).
+//! The physics loop: a thread stepping the scene's World at a fixed `dt`, the held rod node
+//! pulled by the virtual coupling (sim::tool::ToolSpring, inside the implicit solve) toward the
+//! latest ToolTarget from the haptic loop, publishing the tool's state (ProxyState) back to the
+//! haptic loop and Snapshots to the viewer. Allocation-free per step: the solvers' buffers are
+//! allocated with the rods and snapshots come from a preallocated pool.
 
-use super::haptic::{Latest, ProxyState, ToolTarget};
+use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
 use super::pacer::Pacer;
 use super::stats::LoopSummary;
-use crate::contact::ObstacleContact;
-use crate::rod::cosserat::{Both, NoPotential, NodePotential};
-use crate::rod::{CosseratRod, Drive};
+use crate::device::mouse::GRASP_BUTTON;
+use crate::sim::World;
+use crate::sim::snapshot::{SnapshotTx, ToolSnapshot};
 use crate::sim::tool::ToolSpring;
 use ringbuf::HeapProd;
 use ringbuf::traits::Producer;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// What the physics loop did, returned when it stops (with the rod's final state).
+/// What the physics loop did, returned when it stops (with the world's final state).
 #[derive(Clone, Debug)]
 pub struct PhysicsReport {
     /// Loop statistics (compute = the step's wall time).
@@ -27,23 +28,36 @@ pub struct PhysicsReport {
     pub unconverged: u64,
     /// Steps the solver refused (state rolled back; the loop goes on).
     pub failed: u64,
-    /// The rod at the end.
-    pub rod: CosseratRod,
-    /// The coupling at the end (its last force on the rod).
-    pub spring: ToolSpring,
+    /// Snapshots skipped because the viewer held every buffer.
+    pub skipped_snapshots: u64,
+    /// The world at the end.
+    pub world: World,
+    /// The held rod and its coupling at the end (its last force on the rod).
+    pub tool: Option<(usize, ToolSpring)>,
 }
 
-/// Run the physics loop on a new thread until `stop` is set.
-#[allow(clippy::too_many_arguments)]
+/// The physics loop's links to the other threads.
+pub struct PhysicsLinks {
+    /// Newest device target from the haptic loop.
+    pub targets: Latest<ToolTarget>,
+    /// Tool state for the haptic loop.
+    pub proxy: HeapProd<ProxyState>,
+    /// Newest haptic loop figures (for the snapshots' HUD figures).
+    pub haptic: Latest<HapticFigures>,
+    /// Snapshots for the viewer (or a headless reader), published every `snapshot_every` steps.
+    pub snapshots: SnapshotTx,
+    /// See `snapshots`.
+    pub snapshot_every: u64,
+}
+
+/// Run the physics loop on a new thread until `stop` is set. `tool` is the held rod and its
+/// coupling spring (None: no device-driven tool). Times are seconds since `start`.
 pub fn spawn(
     start: Instant,
-    mut rod: CosseratRod,
-    drive: Drive,
-    mut spring: ToolSpring,
-    mut contact: Option<ObstacleContact>,
+    mut world: World,
+    mut tool: Option<(usize, ToolSpring)>,
     dt: Duration,
-    mut targets: Latest<ToolTarget>,
-    mut proxy: HeapProd<ProxyState>,
+    mut links: PhysicsLinks,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<PhysicsReport> {
     std::thread::spawn(move || {
@@ -51,37 +65,92 @@ pub fn spawn(
         let h = dt.as_secs_f64();
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut compute = Duration::ZERO;
-        let node = spring.node;
+        let (k, c) = tool.as_ref().map_or((0.0, 0.0), |(_, s)| (s.k, s.c));
+        let mut grasped = true;
+        let mut last_buttons = 0u32;
+        let mut target_rotation = crate::math::Quat::identity();
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
-            if let Some(t) = targets.get() {
+            if let (Some(t), Some((_, spring))) = (links.targets.get(), tool.as_mut()) {
                 spring.target = t.position;
                 spring.target_velocity = t.velocity;
+                target_rotation = t.rotation;
+                // The grasp button toggles on its press edge.
+                if t.buttons & GRASP_BUTTON != 0 && last_buttons & GRASP_BUTTON == 0 {
+                    grasped = !grasped;
+                }
+                last_buttons = t.buttons;
+                (spring.k, spring.c) = if grasped { (k, c) } else { (0.0, 0.0) };
             }
-            let mut none = NoPotential;
-            let c: &mut dyn NodePotential = match contact.as_mut() {
-                Some(c) => c,
-                None => &mut none,
-            };
-            let mut both = Both {
-                a: c,
-                b: &mut spring,
-            };
-            match rod.step_with(h, &drive, &mut both) {
+            match world.step_realtime(h, tool.as_mut().map(|(r, s)| (*r, s))) {
                 Ok(rep) => {
                     steps += 1;
                     unconverged += u64::from(!rep.converged);
                 }
                 Err(_) => failed += 1,
             }
-            let e = node.min(rod.segments() - 1);
-            let _ = proxy.try_push(ProxyState {
-                published: (Instant::now() - start).as_secs_f64(),
-                position: rod.x[node],
-                rotation: rod.q[e],
-                velocity: rod.v[node],
-                angular_velocity: rod.q[e] * rod.omega[e],
+            let published = (Instant::now() - start).as_secs_f64();
+            let tool_state = tool.as_ref().map(|(r, s)| {
+                let rod = &world.rods[*r];
+                let x = rod.positions();
+                let (pos, rot, vel, ang) = match &rod.model {
+                    crate::sim::RodModel::Cosserat { rod: c, .. } => {
+                        let e = s.node.min(c.segments() - 1);
+                        (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
+                    }
+                    crate::sim::RodModel::Strands(_) => (
+                        x[s.node],
+                        crate::math::Quat::identity(),
+                        crate::math::Vec3::zeros(),
+                        crate::math::Vec3::zeros(),
+                    ),
+                };
+                (*r, s, pos, rot, vel, ang)
             });
+            if let Some((_, _, pos, rot, vel, ang)) = tool_state {
+                let _ = links.proxy.try_push(ProxyState {
+                    published,
+                    position: pos,
+                    rotation: rot,
+                    velocity: vel,
+                    angular_velocity: ang,
+                    coupled: grasped,
+                });
+            }
+            if steps.is_multiple_of(links.snapshot_every.max(1)) {
+                let stats = &pacer.stats;
+                let hf = links.haptic.get().unwrap_or_default();
+                links.snapshots.publish(|snap| {
+                    snap.capture(&world);
+                    snap.step = steps;
+                    snap.tool = tool_state.map(|(r, s, pos, rot, _, _)| ToolSnapshot {
+                        rod: r,
+                        node: s.node,
+                        target: s.target,
+                        target_rotation,
+                        position: pos,
+                        rotation: rot,
+                        force: s.force,
+                        grasped,
+                    });
+                    let f = &mut snap.figures;
+                    let m = stats.running();
+                    f.physics_rate = m.rate;
+                    f.step_mean_us = m.compute_mean;
+                    f.step_max_us = m.compute_max;
+                    f.physics_overruns = m.overruns;
+                    f.failed_steps = failed;
+                    f.unconverged_steps = unconverged;
+                    f.haptic_rate = hf.stats.rate;
+                    f.haptic_p50_us = hf.stats.p50;
+                    f.haptic_p99_us = hf.stats.p99;
+                    f.haptic_max_us = hf.stats.max;
+                    f.haptic_overruns = hf.stats.overruns;
+                    f.device_faults = hf.device_faults;
+                    f.stalls = hf.stalls;
+                    f.hand_force = hf.hand_force;
+                });
+            }
             compute = tick.elapsed();
         }
         PhysicsReport {
@@ -89,8 +158,9 @@ pub fn spawn(
             steps,
             unconverged,
             failed,
-            rod,
-            spring,
+            skipped_snapshots: links.snapshots.skipped,
+            world,
+            tool,
         }
     })
 }

@@ -96,6 +96,64 @@ pub struct SceneFile {
     /// Static obstacles.
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
+    /// The tool the device drives (`suture run`): which rod node it holds and the coupling.
+    pub tool: Option<ToolSection>,
+    /// The curved needle swaged on the tool's rod end.
+    pub needle: Option<NeedleSection>,
+    /// The tissue pad.
+    pub tissue: Option<TissueSection>,
+}
+
+/// `[tool]`: the virtual coupling between the device and a rod node (digest-cosserat C.6).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSection {
+    /// Index of the held rod (default 0).
+    #[serde(default)]
+    pub rod: i64,
+    /// Held end: "start" or "end" (default "end").
+    #[serde(default = "default_tool_end")]
+    pub at: LoadAt,
+    /// Virtual tool mass [kg] (default 0.02).
+    pub mass: Option<f64>,
+    /// Coupling natural frequency [Hz] (default 20).
+    pub frequency: Option<f64>,
+    /// Coupling damping ratio [-] (default 1).
+    pub damping_ratio: Option<f64>,
+    /// Largest coupling stiffness [N/m] (default 1000; a device profile's limit caps it too).
+    pub max_stiffness: Option<f64>,
+    /// Device → world scale [-] (default 1).
+    pub workspace_scale: Option<f64>,
+    /// World position of the device origin [m] (default: the held node at t = 0).
+    pub workspace_offset: Option<[f64; 3]>,
+}
+
+fn default_tool_end() -> LoadAt {
+    LoadAt::End
+}
+
+/// `[needle]`: a curved needle.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeedleSection {
+    /// Fraction of a circle: "3/8" or "1/2".
+    pub arc: String,
+    /// Radius of curvature [m].
+    pub radius: f64,
+    /// Wire radius [m].
+    pub wire_radius: f64,
+}
+
+/// `[tissue]`: a rigid pad (axis-aligned box); its top face is a contact plane.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TissueSection {
+    /// Centre [m].
+    pub center: [f64; 3],
+    /// Edge lengths along x, y, z [m].
+    pub size: [f64; 3],
+    /// Coulomb friction of the surface [-] (default 0.3).
+    pub friction: Option<f64>,
 }
 
 fn default_gravity() -> [f64; 3] {

@@ -18,6 +18,7 @@ use crate::rod::{
     CosseratConfig, CosseratParams, CosseratRod, EndCondition, Integrator, Method, Scheme, Strands,
     StrandsConfig,
 };
+use crate::sim::tool::{NeedleShape, TissuePad, ToolSetup};
 use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
 use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
 
@@ -46,6 +47,12 @@ pub struct Scene {
     pub params: Vec<RodParams>,
     /// Rod lengths [m].
     pub lengths: Vec<f64>,
+    /// The device-driven tool, if the scene has `[tool]`.
+    pub tool: Option<ToolSetup>,
+    /// The needle, if the scene has `[needle]`.
+    pub needle: Option<NeedleShape>,
+    /// The tissue pad, if the scene has `[tissue]`.
+    pub tissue: Option<TissuePad>,
 }
 
 type Ctx<'a> = Doc<'a>;
@@ -166,7 +173,31 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 .to_string(),
         ));
     }
-    let obstacles = obstacles(ctx, &sf.obstacles)?;
+    let mut obstacles = obstacles(ctx, &sf.obstacles)?;
+    let tissue = sf.tissue.as_ref().map(|t| tissue(ctx, t)).transpose()?;
+    if let Some(t) = &tissue {
+        if strands {
+            return Err(ctx.err(
+                &[Key("tissue")],
+                "needs model \"cosserat\" (the pad is a contact surface; STRANDS has no contact)"
+                    .to_string(),
+            ));
+        }
+        if sf.solver.solver == Some(SolverName::Pd) {
+            return Err(ctx.err(
+                &[Key("tissue")],
+                "needs solver = \"newton\" (contact is part of the Newton solve)".to_string(),
+            ));
+        }
+        obstacles.push(Obstacle {
+            shape: Shape::Plane {
+                point: t.center + Vec3::new(0.0, 0.5 * t.size.y, 0.0),
+                normal: Vec3::y(),
+            },
+            friction: t.friction,
+        });
+    }
+    let needle = sf.needle.as_ref().map(|n| needle(ctx, n)).transpose()?;
     if strands {
         for (k, present) in [
             ("solver", sf.solver.solver.is_some()),
@@ -242,7 +273,11 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         all_params.push(p);
         lengths.push(len);
     }
+    let tool = sf.tool.as_ref().map(|t| tool(ctx, t, &rods)).transpose()?;
     Ok(Scene {
+        tool,
+        needle,
+        tissue,
         file: sf,
         world: World { rods, time: 0.0 },
         model,
@@ -479,6 +514,112 @@ fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneE
         });
     }
     Ok(out)
+}
+
+/// Validate `[tool]` against the built rods.
+fn tool(ctx: &Ctx, t: &file::ToolSection, rods: &[SimRod]) -> Result<ToolSetup, SceneError> {
+    use Seg::Key;
+    let at = |k: &'static str| [Key("tool"), Key(k)];
+    if t.rod < 0 || t.rod as usize >= rods.len() {
+        return Err(ctx.err(
+            &at("rod"),
+            format!(
+                "must be a rod index in 0..{} [-], got {}",
+                rods.len(),
+                t.rod
+            ),
+        ));
+    }
+    let rod = t.rod as usize;
+    let node = match t.at {
+        LoadAt::Start => 0,
+        LoadAt::End => rods[rod].positions().len() - 1,
+    };
+    let opt = |k: &'static str, v: Option<f64>, default: f64, unit: &str| match v {
+        Some(v) => positive(ctx, &at(k), v, unit),
+        None => Ok(default),
+    };
+    let damping_ratio = match t.damping_ratio {
+        Some(z) if z.is_finite() && (0.0..=10.0).contains(&z) => z,
+        Some(z) => {
+            return Err(ctx.err(
+                &at("damping_ratio"),
+                format!("must be in [0, 10] [-], got {}", fmt_num(z)),
+            ));
+        }
+        None => 1.0,
+    };
+    let workspace_offset = match &t.workspace_offset {
+        Some(v) => check_finite3(ctx, &at("workspace_offset"), v, "[m]")?,
+        None => rods[rod].positions()[node],
+    };
+    Ok(ToolSetup {
+        rod,
+        node,
+        mass: opt("mass", t.mass, 0.02, "[kg]")?,
+        frequency: opt("frequency", t.frequency, 20.0, "[Hz]")?,
+        damping_ratio,
+        max_stiffness: opt("max_stiffness", t.max_stiffness, 1000.0, "[N/m]")?,
+        workspace_scale: opt("workspace_scale", t.workspace_scale, 1.0, "[-]")?,
+        workspace_offset,
+    })
+}
+
+/// Validate `[needle]`.
+fn needle(ctx: &Ctx, n: &file::NeedleSection) -> Result<NeedleShape, SceneError> {
+    use Seg::Key;
+    let at = |k: &'static str| [Key("needle"), Key(k)];
+    let arc_angle = match n.arc.as_str() {
+        "3/8" => 0.75 * std::f64::consts::PI,
+        "1/2" => std::f64::consts::PI,
+        other => {
+            return Err(ctx.err(
+                &at("arc"),
+                format!("must be \"3/8\" or \"1/2\" (of a circle), got \"{other}\""),
+            ));
+        }
+    };
+    let curvature_radius = positive(ctx, &at("radius"), n.radius, "[m]")?;
+    let wire_radius = positive(ctx, &at("wire_radius"), n.wire_radius, "[m]")?;
+    if wire_radius >= curvature_radius {
+        return Err(ctx.err(
+            &at("wire_radius"),
+            format!(
+                "must be smaller than the radius of curvature {} [m], got {}",
+                fmt_num(curvature_radius),
+                fmt_num(wire_radius)
+            ),
+        ));
+    }
+    Ok(NeedleShape {
+        curvature_radius,
+        arc_angle,
+        wire_radius,
+    })
+}
+
+/// Validate `[tissue]`.
+fn tissue(ctx: &Ctx, t: &file::TissueSection) -> Result<TissuePad, SceneError> {
+    use Seg::{Idx, Key};
+    let center = check_finite3(ctx, &[Key("tissue"), Key("center")], &t.center, "[m]")?;
+    for (i, v) in t.size.iter().enumerate() {
+        positive(ctx, &[Key("tissue"), Key("size"), Idx(i)], *v, "[m]")?;
+    }
+    let friction = match t.friction {
+        Some(f) if f.is_finite() && f >= 0.0 => f,
+        Some(f) => {
+            return Err(ctx.err(
+                &[Key("tissue"), Key("friction")],
+                format!("must be ≥ 0 [-], got {}", fmt_num(f)),
+            ));
+        }
+        None => 0.3,
+    };
+    Ok(TissuePad {
+        center,
+        size: Vec3::from(t.size),
+        friction,
+    })
 }
 
 /// `n + 1` points at equal arc length along the polyline `pts`, and the unit tangent of each
@@ -777,5 +918,13 @@ fn build_rod(
             contact,
         }
     };
-    Ok((SimRod { model, drive }, params, length))
+    Ok((
+        SimRod {
+            model,
+            drive,
+            radius: params.radius,
+        },
+        params,
+        length,
+    ))
 }

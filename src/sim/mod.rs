@@ -3,15 +3,17 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+pub mod snapshot;
 pub mod tool;
 
 use crate::contact::ObstacleContact;
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
-use crate::rod::cosserat::{NoPotential, NodePotential};
+use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
     CosseratError, CosseratReport, CosseratRod, Drive, EndTarget, Strands, StrandsError,
     StrandsProblem, StrandsReport, Tip,
 };
+use tool::ToolSpring;
 
 /// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
 /// before the first time and the last value after the last.
@@ -167,6 +169,8 @@ pub struct SimRod {
     pub model: RodModel,
     /// What holds and loads it.
     pub drive: RodDrive,
+    /// Cross-section radius [m] (for contact set-up and display).
+    pub radius: f64,
 }
 
 impl SimRod {
@@ -182,6 +186,19 @@ impl SimRod {
         match &self.model {
             RodModel::Strands(s) => s.directors(),
             RodModel::Cosserat { rod, .. } => rod.directors(),
+        }
+    }
+    /// Append the material frame of every segment (body → world) to `out`; allocation-free
+    /// when `out` has the capacity.
+    pub fn frames_into(&self, out: &mut Vec<Quat>) {
+        match &self.model {
+            RodModel::Strands(s) => {
+                let r = s.rotations();
+                out.extend(r[..r.len() - 1].iter().map(|m| {
+                    Quat::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(*m))
+                }))
+            }
+            RodModel::Cosserat { rod, .. } => out.extend_from_slice(&rod.q),
         }
     }
     /// Largest bending curvature [1/m].
@@ -277,7 +294,98 @@ pub struct World {
     pub time: f64,
 }
 
+/// What one real-time step did over all rods.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RealtimeStep {
+    /// Solver iterations summed over the rods.
+    pub iterations: usize,
+    /// Whether every rod's solve converged.
+    pub converged: bool,
+}
+
 impl World {
+    /// Whether the world can run in the real-time loop: every rod a dynamic Cosserat rod.
+    /// The error says which rod is not, and why.
+    pub fn check_realtime(&self) -> Result<(), String> {
+        for (i, r) in self.rods.iter().enumerate() {
+            match &r.model {
+                RodModel::Strands(_) => {
+                    return Err(format!(
+                        "rods[{i}] uses model \"strands\"; the real-time loop steps dynamic \
+                         Cosserat rods (set solver.model = \"cosserat\")"
+                    ));
+                }
+                RodModel::Cosserat {
+                    quasi_static: true, ..
+                } => {
+                    return Err(format!(
+                        "rods[{i}] is quasi-static; the real-time loop steps dynamic rods \
+                         (remove quasi_static = true)"
+                    ));
+                }
+                RodModel::Cosserat { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of `h` [s] of every rod for the real-time loop, with `tool` (the held rod's
+    /// index and its coupling spring) inside that rod's implicit solve alongside its contact.
+    /// Allocation-free. Rods that are not dynamic Cosserat rods are left alone (see
+    /// [`World::check_realtime`]). On a solver error the rod keeps its state from before the
+    /// step (the solver rolls back) and the error names it.
+    pub fn step_realtime(
+        &mut self,
+        h: f64,
+        mut tool: Option<(usize, &mut ToolSpring)>,
+    ) -> Result<RealtimeStep, SimError> {
+        let t = self.time + h;
+        let mut out = RealtimeStep {
+            iterations: 0,
+            converged: true,
+        };
+        let mut first_err = None;
+        for (i, rod) in self.rods.iter_mut().enumerate() {
+            let RodModel::Cosserat {
+                rod: c,
+                quasi_static: false,
+                contact,
+                ..
+            } = &mut rod.model
+            else {
+                continue;
+            };
+            let mut none = NoPotential;
+            let mut none2 = NoPotential;
+            let pc: &mut dyn NodePotential = match contact {
+                Some(k) => k.as_mut(),
+                None => &mut none,
+            };
+            let ps: &mut dyn NodePotential = match tool.as_mut() {
+                Some((r, s)) if *r == i => &mut **s,
+                _ => &mut none2,
+            };
+            let mut both = Both { a: pc, b: ps };
+            match c.step_with(h, &rod.drive.drive_at(t), &mut both) {
+                Ok(rep) => {
+                    out.iterations += rep.iterations;
+                    out.converged &= rep.converged;
+                }
+                Err(e) => {
+                    first_err.get_or_insert(SimError {
+                        rod: i,
+                        time: t,
+                        source: e.into(),
+                    });
+                }
+            }
+        }
+        self.time = t;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
     /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started; each
     /// dynamic rod takes equal steps of at most its `dt` to reach `t`.
     pub fn advance_to(&mut self, t: f64) -> Result<StepReport, SimError> {

@@ -84,3 +84,63 @@ impl NodePotential for ToolSpring {
         0.0
     }
 }
+
+/// A curved suture needle: a circular arc of radius `curvature_radius` [m] spanning
+/// `arc_angle` [rad] (3/8 circle = 3π/4, 1/2 circle = π), wire radius `wire_radius` [m]. The
+/// swage end sits on the coupled rod node; the arc leaves along the end segment's tangent
+/// (d3, continuing the suture) and curves toward its d1 (geometry only until the rigid needle
+/// of issue #6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NeedleShape {
+    /// Radius of curvature [m].
+    pub curvature_radius: f64,
+    /// Arc angle [rad].
+    pub arc_angle: f64,
+    /// Wire radius [m].
+    pub wire_radius: f64,
+}
+
+impl NeedleShape {
+    /// Point at fraction `u ∈ [0, 1]` of the arc (0 = swage, 1 = point) for a swage at
+    /// `position` [m] with frame `rotation` (d1 = rotation·x, d3 = rotation·z):
+    /// `p(θ) = swage + R (sin θ d3 + (1 − cos θ) d1)`, `θ = u · arc_angle`.
+    pub fn point(&self, position: &Vec3, rotation: &crate::math::Quat, u: f64) -> Vec3 {
+        let th = u * self.arc_angle;
+        let d1 = rotation * Vec3::x();
+        let d3 = rotation * Vec3::z();
+        position + (d3 * th.sin() + d1 * (1.0 - th.cos())) * self.curvature_radius
+    }
+}
+
+/// A rigid tissue pad: an axis-aligned box (until the deformable tissue of issue #6). Its top
+/// face (+y) is a contact plane for the rods.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TissuePad {
+    /// Centre [m].
+    pub center: Vec3,
+    /// Edge lengths along x, y, z [m].
+    pub size: Vec3,
+    /// Coulomb friction of the surface [-].
+    pub friction: f64,
+}
+
+/// The tool a device drives, as a scene sets it up (`[tool]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToolSetup {
+    /// Held rod and node.
+    pub rod: usize,
+    /// See `rod`.
+    pub node: usize,
+    /// Virtual tool mass [kg].
+    pub mass: f64,
+    /// Coupling natural frequency [Hz] and damping ratio [-].
+    pub frequency: f64,
+    /// See `frequency`.
+    pub damping_ratio: f64,
+    /// Largest coupling stiffness [N/m].
+    pub max_stiffness: f64,
+    /// Device → world scale [-] and world position of the device origin [m].
+    pub workspace_scale: f64,
+    /// See `workspace_scale`.
+    pub workspace_offset: Vec3,
+}

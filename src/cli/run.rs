@@ -1,0 +1,245 @@
+//! `suture run`: load the scene, open the device, start the haptic and physics loops, and show
+//! the viewer on the main thread (or wait headless), then print the loops' statistics.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use suture::coupling::WorkspaceMap;
+use suture::device::{HapticDevice, MouseDevice, MouseInput, ScriptedDevice};
+use suture::math::{Quat, Vec3};
+use suture::runtime::run::{self, RunSetup};
+use suture::scene::{self, Overrides};
+
+/// The default scene's path, and its text built into the binary for runs from elsewhere.
+const DEFAULT_SCENE: &str = "scenes/suturing.toml";
+const DEFAULT_SCENE_TEXT: &str = include_str!("../../scenes/suturing.toml");
+
+/// Arguments of `suture run`.
+pub struct RunArgs {
+    pub scene: Option<String>,
+    pub device: String,
+    pub profiles: String,
+    pub headless: bool,
+    pub duration: Option<f64>,
+    pub screenshot: Option<String>,
+    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
+    pub shot_at: f64,
+}
+
+fn bad(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// A device opened from `--device`.
+struct Opened {
+    device: Box<dyn HapticDevice>,
+    /// Device → world mapping.
+    map: WorkspaceMap,
+    /// The device's largest stable stiffness [N/m] (0: none given).
+    max_stiffness: f64,
+    /// The mouse device's input ring, for the viewer.
+    mouse: Option<ringbuf::HeapProd<MouseInput>>,
+}
+
+fn open_device(
+    spec: &str,
+    profiles: &str,
+    sc: &scene::Scene,
+    headless: bool,
+) -> Result<Opened, String> {
+    let tool = sc.tool.expect("checked by the caller");
+    let map = WorkspaceMap::new(
+        tool.workspace_scale,
+        tool.workspace_offset,
+        Quat::identity(),
+        [false; 3],
+    )
+    .map_err(|e| format!("[tool] workspace: {e}"))?;
+    if spec == "mouse" {
+        if headless {
+            return Err(
+                "--device mouse needs the viewer; a headless run needs --device scripted:FILE or hid"
+                    .to_string(),
+            );
+        }
+        let rod = &sc.world.rods[tool.rod];
+        let mut frames = Vec::new();
+        rod.frames_into(&mut frames);
+        let rot = frames[tool.node.min(frames.len() - 1)];
+        // The mouse works in world coordinates: identity map, starting on the held node.
+        let (m, tx) = MouseDevice::new(rod.positions()[tool.node], rot, 4096);
+        let ident = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
+            .map_err(|e| e.to_string())?;
+        return Ok(Opened {
+            device: Box::new(m),
+            map: ident,
+            max_stiffness: 0.0,
+            mouse: Some(tx),
+        });
+    }
+    if let Some(file) = spec.strip_prefix("scripted:") {
+        let d = ScriptedDevice::load(file).map_err(|e| e.to_string())?;
+        return Ok(Opened {
+            device: Box::new(d),
+            map,
+            max_stiffness: 0.0,
+            mouse: None,
+        });
+    }
+    if spec == "hid" || spec.starts_with("hid:") {
+        let (device, max_stiffness) = open_hid(spec.strip_prefix("hid:"), profiles)?;
+        return Ok(Opened {
+            device,
+            map,
+            max_stiffness,
+            mouse: None,
+        });
+    }
+    Err(format!(
+        "--device: unknown device \"{spec}\"; use mouse, hid, hid:PROFILE.toml or scripted:FILE.csv"
+    ))
+}
+
+#[cfg(feature = "hid")]
+fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, f64), String> {
+    use suture::device::DeviceProfile;
+    let candidates: Vec<DeviceProfile> = match profile {
+        Some(file) => vec![DeviceProfile::load(file).map_err(|e| e.to_string())?],
+        None => suture::device::load_dir(dir)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect(),
+    };
+    let present = suture::device::hid::enumerate()?;
+    for p in candidates {
+        if present.iter().any(|d| p.matches(d.vendor_id, d.product_id)) {
+            let k = p.max_stiffness;
+            let name = p.name.clone();
+            let dev = suture::device::hid::open(p).map_err(|e| {
+                format!("cannot open {name}: {e} (check permissions on /dev/hidraw*)")
+            })?;
+            return Ok((Box::new(dev), k));
+        }
+    }
+    Err(format!(
+        "--device hid: no HID device present matches {} (see `suture devices`)",
+        profile.map_or(format!("a profile in {dir}/"), |f| f.to_string())
+    ))
+}
+
+#[cfg(not(feature = "hid"))]
+fn open_hid(_: Option<&str>, _: &str) -> Result<(Box<dyn HapticDevice>, f64), String> {
+    Err("built without HID support (cargo feature `hid`)".to_string())
+}
+
+/// `suture run`.
+pub fn run(a: RunArgs) -> ExitCode {
+    let loaded = match &a.scene {
+        Some(p) => scene::load(p, Overrides::default()),
+        None if std::path::Path::new(DEFAULT_SCENE).exists() => {
+            scene::load(DEFAULT_SCENE, Overrides::default())
+        }
+        None => scene::parse(DEFAULT_SCENE, DEFAULT_SCENE_TEXT, Overrides::default()),
+    };
+    let sc = match loaded {
+        Ok(s) => s,
+        Err(e) => return bad(e),
+    };
+    let name = a.scene.as_deref().unwrap_or(DEFAULT_SCENE).to_string();
+    if sc.tool.is_none() {
+        return bad(format!(
+            "{name}: the scene has no [tool] section: `suture run` needs a held rod end \
+             (see README, scene format)"
+        ));
+    }
+    if let Err(e) = sc.world.check_realtime() {
+        return bad(format!("{name}: {e}"));
+    }
+    if a.headless && a.duration.is_none() {
+        return bad("--headless needs --duration S");
+    }
+    if a.headless && a.screenshot.is_some() {
+        return bad("--screenshot needs the viewer (drop --headless)");
+    }
+    #[cfg(not(feature = "viewer"))]
+    if !a.headless {
+        return bad("built without the viewer (cargo feature `viewer`): use --headless");
+    }
+    let Opened {
+        device,
+        map,
+        max_stiffness,
+        mouse,
+    } = match open_device(&a.device, &a.profiles, &sc, a.headless) {
+        Ok(d) => d,
+        Err(e) => return bad(e),
+    };
+    let device_name = device.name().to_string();
+    let force_feedback = device.max_force() > 0.0;
+    let dt = sc.file.solver.dt.unwrap_or(1e-3);
+    let setup = RunSetup {
+        world: sc.world.clone(),
+        tool: sc.tool.expect("checked"),
+        device,
+        map,
+        device_max_stiffness: max_stiffness,
+        haptic_period: Duration::from_millis(1),
+        physics_dt: Duration::from_secs_f64(dt),
+        snapshot_every: 16,
+    };
+    let mut running = match run::start(setup) {
+        Ok(r) => r,
+        Err(e) => return bad(format!("{name}: {e}")),
+    };
+    let (c, capped) = running.coupling.clone();
+    eprintln!(
+        "suture: {name}, device {device_name}, coupling k = {:.0} N/m{}, c = {:.2} N s/m, physics dt = {} ms",
+        c.k,
+        if capped { " (capped)" } else { "" },
+        c.c,
+        dt * 1e3
+    );
+    let mut viewer_failed: Option<String> = None;
+    if a.headless {
+        std::thread::sleep(Duration::from_secs_f64(a.duration.expect("checked")));
+    } else {
+        #[cfg(feature = "viewer")]
+        {
+            use suture::render::{ViewerOptions, Visuals};
+            let opts = ViewerOptions {
+                width: 1280,
+                height: 800,
+                screenshot: a.screenshot.as_ref().map(std::path::PathBuf::from),
+                screenshot_at: a.shot_at,
+                duration: a.duration,
+            };
+            let visuals = Visuals {
+                needle: sc.needle,
+                tissue: sc.tissue,
+                title: format!("suture — {name}"),
+                device: device_name.clone(),
+                force_feedback,
+            };
+            if let Err(e) = suture::render::run(&opts, &visuals, &mut running.snapshots, mouse) {
+                viewer_failed = Some(e.to_string());
+            }
+        }
+    }
+    #[cfg(not(feature = "viewer"))]
+    let _ = (force_feedback, mouse, &mut running, &mut viewer_failed);
+    let report = match running.stop() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("{report}");
+    if let Some(e) = viewer_failed {
+        eprintln!("error: viewer: {e}");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,209 @@
+//! Starting and stopping a simulator session: the haptic loop and the physics loop on their
+//! threads, wired by lock-free rings, with the snapshot channel handed to the caller (the
+//! viewer on the main thread, or a headless wait).
+
+use super::haptic::{self, HapticConfig, HapticFigures, HapticReport, ProxyState, ToolTarget};
+use super::physics::{self, PhysicsLinks, PhysicsReport};
+use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
+use crate::device::HapticDevice;
+use crate::sim::World;
+use crate::sim::snapshot::{SnapshotRx, snapshot_channel};
+use crate::sim::tool::{ToolSetup, ToolSpring};
+use ringbuf::HeapRb;
+use ringbuf::traits::Split;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Force limit used for input-only devices (max_force 0), whose commands are ignored: the
+/// hand force is then what a force-feedback device would render, shown in the HUD [N].
+pub const NOMINAL_FORCE_LIMIT: f64 = 10.0;
+
+/// Torque limit of the limiter [N m]. The rod solve couples the tool's position only, so the
+/// coupling's rotational spring is off and this bound is a guard, not a rendered torque.
+pub const TORQUE_LIMIT: f64 = 0.1;
+
+/// Force ramp-in time at start and after a fault [s].
+pub const RAMP: f64 = 0.05;
+
+/// What a session needs.
+pub struct RunSetup {
+    /// The world (every rod a dynamic Cosserat rod).
+    pub world: World,
+    /// The tool the device drives.
+    pub tool: ToolSetup,
+    /// The device.
+    pub device: Box<dyn HapticDevice>,
+    /// Device → world mapping.
+    pub map: WorkspaceMap,
+    /// The device's largest stable stiffness [N/m] (0: no limit beyond the scene's).
+    pub device_max_stiffness: f64,
+    /// Haptic loop period and physics step.
+    pub haptic_period: Duration,
+    /// See `haptic_period`.
+    pub physics_dt: Duration,
+    /// Publish a snapshot every this many physics steps.
+    pub snapshot_every: u64,
+}
+
+/// A running session.
+pub struct Running {
+    stop: Arc<AtomicBool>,
+    haptic: std::thread::JoinHandle<HapticReport>,
+    physics: std::thread::JoinHandle<PhysicsReport>,
+    /// Snapshots of the world (the viewer takes them).
+    pub snapshots: SnapshotRx,
+    /// When the loops started.
+    pub started: Instant,
+    /// The coupling used (after the stiffness cap), and whether it was capped.
+    pub coupling: (VirtualCoupling, bool),
+    haptic_period: Duration,
+}
+
+/// What a session did.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The haptic loop.
+    pub haptic: HapticReport,
+    /// The physics loop (with the final world).
+    pub physics: PhysicsReport,
+    /// Wall time the loops ran [s].
+    pub wall: f64,
+    /// The haptic loop's target period [µs] (jitter = |p99 period − this|).
+    pub haptic_period_us: f64,
+}
+
+/// Start the haptic and physics loops.
+pub fn start(setup: RunSetup) -> Result<Running, String> {
+    setup.world.check_realtime()?;
+    let t = setup.tool;
+    let max_k = if setup.device_max_stiffness > 0.0 {
+        t.max_stiffness.min(setup.device_max_stiffness)
+    } else {
+        t.max_stiffness
+    };
+    let (mut coupling, capped) =
+        VirtualCoupling::new(t.mass, 0.0, t.frequency, t.damping_ratio, max_k);
+    // Position-only coupling in the rod solve (sim::tool::ToolSpring): no rotational spring
+    // on the hand either, so what the hand feels is what the rod receives.
+    coupling.kr = 0.0;
+    coupling.cr = 0.0;
+    let mut spring = ToolSpring::new(t.node, coupling.k, coupling.c);
+    spring.target = setup.world.rods[t.rod].positions()[t.node];
+    let max_force = match setup.device.max_force() {
+        f if f > 0.0 && f.is_finite() => f,
+        _ => NOMINAL_FORCE_LIMIT,
+    };
+    let cfg = HapticConfig {
+        period: setup.haptic_period,
+        map: setup.map,
+        coupling: coupling.clone(),
+        limiter: ForceLimiter::new(max_force, TORQUE_LIMIT, RAMP),
+        watchdog: Watchdog::default(),
+    };
+    let (proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(256);
+    let (target_tx, target_rx) = HeapRb::<ToolTarget>::new(256).split();
+    let (fig_tx, fig_rx) = haptic::latest::<HapticFigures>(16);
+    let (snap_tx, snap_rx) = snapshot_channel(&setup.world, 4);
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let haptic_period = setup.haptic_period;
+    let haptic = haptic::spawn(
+        started,
+        setup.device,
+        cfg,
+        proxy_rx,
+        target_tx,
+        Some(fig_tx),
+        stop.clone(),
+    );
+    let physics = physics::spawn(
+        started,
+        setup.world,
+        Some((t.rod, spring)),
+        setup.physics_dt,
+        PhysicsLinks {
+            targets: haptic::Latest::from_consumer(target_rx),
+            proxy: proxy_tx,
+            haptic: fig_rx,
+            snapshots: snap_tx,
+            snapshot_every: setup.snapshot_every,
+        },
+        stop.clone(),
+    );
+    Ok(Running {
+        stop,
+        haptic,
+        physics,
+        snapshots: snap_rx,
+        started,
+        coupling: (coupling, capped),
+        haptic_period,
+    })
+}
+
+impl Running {
+    /// Stop both loops and collect their reports.
+    pub fn stop(self) -> Result<RunReport, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        let wall = self.started.elapsed().as_secs_f64();
+        let haptic = self
+            .haptic
+            .join()
+            .map_err(|_| "the haptic thread panicked".to_string())?;
+        let physics = self
+            .physics
+            .join()
+            .map_err(|_| "the physics thread panicked".to_string())?;
+        Ok(RunReport {
+            haptic,
+            physics,
+            wall,
+            haptic_period_us: self.haptic_period.as_secs_f64() * 1e6,
+        })
+    }
+}
+
+impl fmt::Display for RunReport {
+    /// `haptic 1000.1 Hz (p99 jitter 38 µs), physics 1000.0 Hz, overruns 0` and the rest.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (h, p) = (&self.haptic, &self.physics);
+        let jitter = |s: &super::LoopSummary, target_us: f64| (s.p99 - target_us).abs();
+        writeln!(
+            f,
+            "haptic {:.1} Hz (p99 jitter {:.1} µs), physics {:.1} Hz, overruns {}",
+            h.stats.rate,
+            jitter(&h.stats, self.haptic_period_us),
+            p.stats.rate,
+            h.stats.overruns + p.stats.overruns
+        )?;
+        writeln!(
+            f,
+            "haptic period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks",
+            h.stats.p50,
+            h.stats.p99,
+            h.stats.max,
+            h.stats.compute_mean,
+            h.stats.compute_max,
+            h.stats.ticks
+        )?;
+        writeln!(
+            f,
+            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed",
+            p.stats.p50,
+            p.stats.p99,
+            p.stats.max,
+            p.stats.compute_mean,
+            p.stats.compute_max,
+            p.steps,
+            p.unconverged,
+            p.failed
+        )?;
+        write!(
+            f,
+            "device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}, wall {:.2} s",
+            h.device_faults, h.stalls, h.clamped, h.non_finite, self.wall
+        )
+    }
+}

@@ -1,0 +1,216 @@
+//! What the renderer (or a headless consumer) sees of the world: a copy of every rod's centerline
+//! and material frames, the tool and the needle, and the loops' figures for the HUD. Snapshots
+//! are filled in place (`Snapshot::capture`) so the physics loop can publish them from a pool of
+//! preallocated buffers without allocating.
+//!
+//! The snapshot channel (`snapshot_channel`) circulates a pool of preallocated Snapshots
+//! through two SPSC rings, physics → viewer (filled) and viewer → physics (free). The physics
+//! loop fills a free buffer in place and publishes it; if the viewer holds every buffer, the
+//! physics skips that publication (it never waits). The viewer keeps the newest snapshot and
+//! returns the older ones.
+
+use super::World;
+use crate::math::{Quat, Vec3};
+
+/// One rod in a snapshot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RodSnapshot {
+    /// Node positions [m].
+    pub positions: Vec<Vec3>,
+    /// Material frame per segment (body → world; d1 = q·x, d2 = q·y, d3 = q·z the tangent).
+    pub frames: Vec<Quat>,
+    /// Cross-section radius [m].
+    pub radius: f64,
+}
+
+/// The coupled tool in a snapshot (world frame, SI).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToolSnapshot {
+    /// Index of the coupled rod and node.
+    pub rod: usize,
+    /// See `rod`.
+    pub node: usize,
+    /// The device pose mapped to the world (the "ghost") [m].
+    pub target: Vec3,
+    /// See `target`.
+    pub target_rotation: Quat,
+    /// The coupled node [m] and the frame of its segment (the needle's swage end).
+    pub position: Vec3,
+    /// See `position`.
+    pub rotation: Quat,
+    /// Force of the coupling on the rod [N] (the hand feels its opposite).
+    pub force: Vec3,
+    /// Whether the tool holds the rod (a released needle is not coupled).
+    pub grasped: bool,
+}
+
+/// The loops' figures shown in the HUD.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoopFigures {
+    /// Physics: achieved rate [Hz], mean and longest step [µs], overruns so far.
+    pub physics_rate: f64,
+    /// See `physics_rate`.
+    pub step_mean_us: f64,
+    /// See `physics_rate`.
+    pub step_max_us: f64,
+    /// See `physics_rate`.
+    pub physics_overruns: u64,
+    /// Steps whose solve failed (state rolled back) or did not converge.
+    pub failed_steps: u64,
+    /// See `failed_steps`.
+    pub unconverged_steps: u64,
+    /// Haptic loop: achieved rate [Hz], period p50/p99/max [µs], overruns.
+    pub haptic_rate: f64,
+    /// See `haptic_rate`.
+    pub haptic_p50_us: f64,
+    /// See `haptic_rate`.
+    pub haptic_p99_us: f64,
+    /// See `haptic_rate`.
+    pub haptic_max_us: f64,
+    /// See `haptic_rate`.
+    pub haptic_overruns: u64,
+    /// Device faults and physics stalls the haptic loop saw.
+    pub device_faults: u64,
+    /// See `device_faults`.
+    pub stalls: u64,
+    /// Force rendered to the hand at the last haptic tick [N] (after the limiter).
+    pub hand_force: Vec3,
+}
+
+/// A copy of the world for display.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// Physics step index and simulated time [s].
+    pub step: u64,
+    /// See `step`.
+    pub time: f64,
+    /// The rods.
+    pub rods: Vec<RodSnapshot>,
+    /// The tool, if the scene couples one.
+    pub tool: Option<ToolSnapshot>,
+    /// Loop figures.
+    pub figures: LoopFigures,
+}
+
+impl Snapshot {
+    /// A snapshot shaped for `world` (allocates its buffers once).
+    pub fn for_world(world: &World) -> Self {
+        let mut s = Snapshot::default();
+        s.capture(world);
+        s
+    }
+
+    /// Copy the world's rods into this snapshot. Allocation-free when the snapshot already has
+    /// the world's shape (same rods, same node counts).
+    pub fn capture(&mut self, world: &World) {
+        self.time = world.time;
+        self.rods
+            .resize_with(world.rods.len(), RodSnapshot::default);
+        for (dst, src) in self.rods.iter_mut().zip(&world.rods) {
+            dst.positions.clear();
+            dst.positions.extend_from_slice(src.positions());
+            dst.frames.clear();
+            src.frames_into(&mut dst.frames);
+            dst.radius = src.radius;
+        }
+    }
+}
+
+use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
+
+/// Producer side (physics loop).
+pub struct SnapshotTx {
+    full: HeapProd<Snapshot>,
+    free: HeapCons<Snapshot>,
+    /// Publications skipped because no free buffer was available.
+    pub skipped: u64,
+}
+
+/// Consumer side (viewer or headless reader).
+pub struct SnapshotRx {
+    full: HeapCons<Snapshot>,
+    free: HeapProd<Snapshot>,
+    current: Option<Snapshot>,
+}
+
+/// A channel with `buffers` snapshots (≥ 3: one being filled, one in flight, one displayed)
+/// shaped like `world`.
+pub fn snapshot_channel(world: &World, buffers: usize) -> (SnapshotTx, SnapshotRx) {
+    let buffers = buffers.max(3);
+    let (full_tx, full_rx) = HeapRb::<Snapshot>::new(buffers).split();
+    let (mut free_tx, free_rx) = HeapRb::<Snapshot>::new(buffers).split();
+    for _ in 0..buffers {
+        let _ = free_tx.try_push(Snapshot::for_world(world));
+    }
+    (
+        SnapshotTx {
+            full: full_tx,
+            free: free_rx,
+            skipped: 0,
+        },
+        SnapshotRx {
+            full: full_rx,
+            free: free_tx,
+            current: None,
+        },
+    )
+}
+
+impl SnapshotTx {
+    /// Fill a free buffer with `fill` and publish it; false if none was free (skipped).
+    pub fn publish(&mut self, fill: impl FnOnce(&mut Snapshot)) -> bool {
+        let Some(mut s) = self.free.try_pop() else {
+            self.skipped += 1;
+            return false;
+        };
+        fill(&mut s);
+        match self.full.try_push(s) {
+            Ok(()) => true,
+            Err(_) => {
+                self.skipped += 1;
+                false
+            }
+        }
+    }
+}
+
+impl SnapshotRx {
+    /// The newest snapshot received so far (older ones go back to the pool).
+    pub fn latest(&mut self) -> Option<&Snapshot> {
+        while let Some(s) = self.full.try_pop() {
+            if let Some(old) = self.current.replace(s) {
+                let _ = self.free.try_push(old);
+            }
+        }
+        self.current.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::World;
+
+    #[test]
+    fn buffers_circulate_and_the_newest_wins() {
+        let world = World {
+            rods: vec![],
+            time: 0.0,
+        };
+        let (mut tx, mut rx) = snapshot_channel(&world, 3);
+        assert!(rx.latest().is_none());
+        for k in 0..3 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        // All three buffers are in flight: the fourth publication is skipped.
+        assert!(!tx.publish(|s| s.step = 99));
+        assert_eq!(tx.skipped, 1);
+        assert_eq!(rx.latest().unwrap().step, 2);
+        // Two went back to the pool, one is displayed.
+        assert!(tx.publish(|s| s.step = 3));
+        assert!(tx.publish(|s| s.step = 4));
+        assert!(!tx.publish(|s| s.step = 5));
+        assert_eq!(rx.latest().unwrap().step, 4);
+    }
+}

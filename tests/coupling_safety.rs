@@ -1,0 +1,168 @@
+//! What reaches the hand is always safe: the force limiter's invariants over random inputs
+//! (limits, forces, time steps, special values), and a device fault mid-run zeroes the force,
+//! is counted, and the force ramps back in from zero when the device answers again.
+
+use std::time::Duration;
+use suture::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
+use suture::device::{DeviceError, DeviceSample, HapticDevice};
+use suture::math::{Quat, Vec3};
+use suture::runtime::haptic::{HapticConfig, HapticCore, ProxyState};
+
+/// A small deterministic generator (PCG-style LCG) with a mix of ordinary magnitudes and the
+/// values that break naive code: NaN, ±inf, ±0, subnormals, huge.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    fn uniform(&mut self) -> f64 {
+        self.next() as f64 / (1u64 << 53) as f64
+    }
+    fn value(&mut self) -> f64 {
+        match self.next() % 10 {
+            0 => [
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0,
+                -0.0,
+                f64::MIN_POSITIVE / 3.0,
+                f64::MAX,
+                -f64::MAX,
+            ][(self.next() % 8) as usize],
+            1 => f64::from_bits(self.next() << 11 | self.next() & 0x7ff),
+            // log-uniform magnitudes 1e-6 .. 1e4 with random sign
+            _ => {
+                let m = 10f64.powf(-6.0 + 10.0 * self.uniform());
+                if self.next().is_multiple_of(2) { m } else { -m }
+            }
+        }
+    }
+}
+
+#[test]
+fn limiter_never_emits_a_non_finite_or_over_limit_force_and_ramps_after_faults() {
+    let mut rng = Rng(0x5eed);
+    for _ in 0..200 {
+        let max_f = 10f64.powf(-2.0 + 4.0 * rng.uniform());
+        let max_t = 10f64.powf(-3.0 + 3.0 * rng.uniform());
+        let ramp = 0.1 * rng.uniform();
+        let mut l = ForceLimiter::new(max_f, max_t, ramp);
+        // Time since the last restart, as the limiter should see it.
+        let mut since = 0.0f64;
+        for _ in 0..2000 {
+            let f = Vec3::new(rng.value(), rng.value(), rng.value());
+            let t = Vec3::new(rng.value(), rng.value(), rng.value());
+            let dt = match rng.next() % 20 {
+                0 => f64::NAN,
+                1 => -1e-3,
+                2 => f64::INFINITY,
+                _ => 1e-3 * (0.5 + rng.uniform()),
+            };
+            let (fo, to, ev) = l.apply(f, t, dt);
+            assert!(fo.iter().chain(to.iter()).all(|v| v.is_finite()));
+            assert!(fo.norm() <= max_f * (1.0 + 1e-12), "{fo:?} over {max_f}");
+            assert!(to.norm() <= max_t * (1.0 + 1e-12), "{to:?} over {max_t}");
+            let bad = !(f.iter().chain(t.iter()).all(|v| v.is_finite()) && dt.is_finite());
+            if bad {
+                assert!(ev.non_finite && fo == Vec3::zeros() && to == Vec3::zeros());
+                since = 0.0;
+            } else {
+                since += dt.max(0.0);
+                // Ramp-in: at most max · since / ramp while ramping.
+                if ramp > 0.0 && since < ramp {
+                    assert!(fo.norm() <= max_f * since / ramp * (1.0 + 1e-9) + 1e-300);
+                }
+            }
+        }
+    }
+}
+
+/// A device at rest that fails every poll in [0.5, 0.6) s.
+struct Flaky {
+    from: f64,
+    to: f64,
+    last_command: Option<(Vec3, bool)>,
+}
+
+impl HapticDevice for Flaky {
+    fn name(&self) -> &str {
+        "flaky"
+    }
+    fn poll(&mut self, t: f64) -> Result<Option<DeviceSample>, DeviceError> {
+        if t >= self.from && t < self.to {
+            return Err(DeviceError::BadReport("garbage".to_string()));
+        }
+        Ok(Some(DeviceSample {
+            t,
+            position: Vec3::zeros(),
+            rotation: Quat::identity(),
+            velocity: Vec3::zeros(),
+            angular_velocity: Vec3::zeros(),
+            buttons: 0,
+        }))
+    }
+    fn command(&mut self, f: &Vec3, _: &Vec3, enable: bool) -> Result<(), DeviceError> {
+        self.last_command = Some((*f, enable));
+        Ok(())
+    }
+    fn max_force(&self) -> f64 {
+        2.0
+    }
+}
+
+#[test]
+fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
+    // Tool held 1 cm from the device by a 300 N/m coupling: 3 N wanted, 2 N allowed.
+    let (coupling, _) = VirtualCoupling::new(0.02, 0.0, 19.49, 1.0, 300.0);
+    let cfg = HapticConfig {
+        period: Duration::from_millis(1),
+        map: WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3]).unwrap(),
+        coupling,
+        limiter: ForceLimiter::new(2.0, 0.1, 0.05),
+        watchdog: Watchdog::default(),
+    };
+    let dev = Flaky {
+        from: 0.5,
+        to: 0.6,
+        last_command: None,
+    };
+    let mut core = HapticCore::new(Box::new(dev), cfg);
+    let proxy = |t: f64| ProxyState {
+        published: t,
+        position: Vec3::new(0.01, 0.0, 0.0),
+        rotation: Quat::identity(),
+        velocity: Vec3::zeros(),
+        angular_velocity: Vec3::zeros(),
+        coupled: true,
+    };
+    let mut trace = Vec::new();
+    for k in 0..1000 {
+        let t = k as f64 * 1e-3;
+        let target = core.tick(t, Some(proxy(t)));
+        trace.push((t, target.is_some(), core.hand_force.norm()));
+    }
+    let at = |t: f64| trace[(t * 1e3).round() as usize];
+    // Before: clamped at 2 N, pulling the hand toward the tool (+x).
+    assert!((at(0.4).2 - 2.0).abs() < 1e-12);
+    // During the fault: no target for the physics, zero force, every poll counted.
+    for &(t, has_target, f) in &trace[500..600] {
+        assert!(!has_target && f == 0.0, "t {t}: force {f}");
+    }
+    assert_eq!(core.device_faults, 100);
+    // After: the force ramps in from zero over 50 ms (no step back to 2 N).
+    let first = at(0.6).2;
+    assert!(
+        first <= 2.0 * 1e-3 / 0.05 + 1e-12,
+        "first force after the fault {first}"
+    );
+    for w in trace[600..650].windows(2) {
+        assert!(w[1].2 <= w[0].2 + 2.0 * 1e-3 / 0.05 + 1e-12);
+    }
+    assert!((at(0.7).2 - 2.0).abs() < 1e-12, "ramped back to the limit");
+}
