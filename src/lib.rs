@@ -16,3 +16,4 @@ pub mod runtime;
 pub mod scene;
 pub mod session;
 pub mod sim;
+pub mod topology;
