@@ -1,8 +1,13 @@
 //! L1 (above `rod`): contact. So far, the rod against static obstacles (planes and finite
 //! solid cylinders) with a smooth penalty and lagged Coulomb friction, as a
 //! [`NodePotential`](crate::rod::cosserat::NodePotential) the Cosserat Newton solver adds to its
-//! implicit step. Rod self-contact (IMC) comes with issue #5.
+//! implicit step. Rod self-contact (IMC, issue #5): exact and smoothed segment distance with
+//! derivatives (segment.rs), the IMC pair energy (imc.rs), a uniform-grid broad phase
+//! (broad.rs); their integration in the solvers is still to come.
 
+pub mod broad;
+pub mod imc;
 pub mod obstacle;
+pub mod segment;
 
 pub use obstacle::{Obstacle, ObstacleContact, Shape};
