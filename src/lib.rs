@@ -11,6 +11,8 @@ pub mod coupling;
 pub mod device;
 pub mod located;
 pub mod math;
+#[cfg(feature = "viewer")]
+pub mod render;
 pub mod rod;
 pub mod runtime;
 pub mod scene;
