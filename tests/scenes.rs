@@ -225,6 +225,7 @@ fn dynamic_scenes_run_converged() {
         "twist_compress",
         "suture_on_floor",
         "suture_over_cylinder",
+        "suturing",
     ] {
         let out = std::env::temp_dir().join(format!("suture_{scene}.npz"));
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))

@@ -230,11 +230,7 @@ fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f
         }
     }
     if let (Some(n), Some(t)) = (&visuals.needle, &snap.tool) {
-        let dr = display_radius(
-            snap.rods.get(t.rod).map_or(1e-4, |r| r.radius),
-            size,
-        )
-        .0;
+        let dr = display_radius(snap.rods.get(t.rod).map_or(1e-4, |r| r.radius), size).0;
         let wr = n.wire_radius.max(0.6 * dr);
         for (k, node) in nodes.needle.iter_mut().enumerate() {
             let u0 = k as f64 / NEEDLE_PIECES as f64;
@@ -261,13 +257,23 @@ fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals) {
         // The incision runs across the pad (along z), as a stitch crosses it.
         let a = V3::new(t.center.x, top, t.center.z - 0.35 * t.size.z);
         let b = V3::new(t.center.x, top, t.center.z + 0.35 * t.size.z);
-        window.draw_line(f32v(&a), f32v(&b), Color::new(0.45, 0.1, 0.1, 1.0), 3.0, false);
+        window.draw_line(
+            f32v(&a),
+            f32v(&b),
+            Color::new(0.45, 0.1, 0.1, 1.0),
+            3.0,
+            false,
+        );
     }
     let Some(tool) = &snap.tool else { return };
     if let Some(n) = &visuals.needle {
         let mut prev = n.point(&tool.target, &tool.target_rotation, 0.0);
         for k in 1..=NEEDLE_PIECES {
-            let p = n.point(&tool.target, &tool.target_rotation, k as f64 / NEEDLE_PIECES as f64);
+            let p = n.point(
+                &tool.target,
+                &tool.target_rotation,
+                k as f64 / NEEDLE_PIECES as f64,
+            );
             window.draw_line(f32v(&prev), f32v(&p), GHOST, 2.0, false);
             prev = p;
         }
@@ -309,7 +315,11 @@ fn hud_lines(snap: &Snapshot, visuals: &Visuals, exaggeration: f64) -> Vec<Strin
     ];
     let force = snap.tool.map_or(0.0, |t| t.force.norm());
     l.push(if visuals.force_feedback {
-        format!("force on hand {:.3} N   ({})", f.hand_force.norm(), visuals.device)
+        format!(
+            "force on hand {:.3} N   ({})",
+            f.hand_force.norm(),
+            visuals.device
+        )
     } else {
         format!(
             "coupling force {force:.3} N   ({}: no force feedback, shown as the red arrow)",

@@ -1,0 +1,178 @@
+//! The viewer renders a real frame: `suture run scenes/suturing.toml --screenshot out.png` under
+//! Xvfb (Mesa's software Vulkan driver), driven by a scripted device. The image must not be
+//! blank, suture-coloured pixels must lie where the projected centerline (the PNG's JSON
+//! sidecar, from the camera that drew the frame) says, and not beside it; the needle and the
+//! tissue pad must show. CI installs xvfb and mesa-vulkan-drivers (.ci/run).
+#![cfg(feature = "viewer")]
+
+use std::process::Command;
+
+/// The suture's colour class: clearly blue-violet (nylon), whatever the shading.
+fn is_suture(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    b > r + 40 && b > g + 40
+}
+
+/// The needle's: bright and neutral (steel).
+fn is_steel(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    r > 150 && g > 150 && b > 150 && (r - b).abs() < 30
+}
+
+/// The tissue's: pink (red well above blue and green).
+fn is_tissue(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    r > 170 && r > g + 25 && r > b + 25
+}
+
+#[test]
+fn screenshot_shows_suture_needle_and_tissue_where_the_camera_projects_them() {
+    let dir = std::env::temp_dir().join(format!("suture-viewer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("lift.csv");
+    std::fs::write(
+        &script,
+        "0,0,0,0,0,0,0,0\n0.3,0,0.005,0,0,0,0,0\n1,-0.01,0.01,0.01,0,0,0,0\n",
+    )
+    .unwrap();
+    let shot = dir.join("shot.png");
+    let bin = env!("CARGO_BIN_EXE_suture");
+    let args = [
+        "run".to_string(),
+        "scenes/suturing.toml".to_string(),
+        format!("--device=scripted:{}", script.display()),
+        format!("--screenshot={}", shot.display()),
+        "--shot-at=0.5".to_string(),
+    ];
+    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
+    let mut cmd = if xvfb {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
+        c
+    } else {
+        assert!(
+            std::env::var_os("DISPLAY").is_some(),
+            "no xvfb-run and no DISPLAY: install xvfb and mesa-vulkan-drivers (see .ci/run)"
+        );
+        Command::new(bin)
+    };
+    let o = cmd
+        .args(&args)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0));
+
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width as i64, info.height as i64);
+    let bpp = info.line_size / info.width as usize;
+    assert!(bpp >= 3);
+    let px = |x: i64, y: i64| -> Option<[u8; 3]> {
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return None;
+        }
+        let i = y as usize * info.line_size + x as usize * bpp;
+        Some([buf[i], buf[i + 1], buf[i + 2]])
+    };
+    // Not blank: many colours, and the background is not everything.
+    let mut colours = std::collections::HashSet::new();
+    let (mut tissue, mut total) = (0usize, 0usize);
+    for y in (0..h).step_by(2) {
+        for x in (0..w).step_by(2) {
+            let p = px(x, y).unwrap();
+            colours.insert(p);
+            tissue += usize::from(is_tissue(p));
+            total += 1;
+        }
+    }
+    let tissue_fraction = tissue as f64 / total as f64;
+    println!(
+        "{} colours, tissue {:.1} % of the image",
+        colours.len(),
+        100.0 * tissue_fraction
+    );
+    assert!(colours.len() > 200);
+    assert!(tissue_fraction > 0.05, "no tissue pad visible");
+
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shot.with_extension("png.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (side["width"].as_i64(), side["height"].as_i64()),
+        (Some(w), Some(h))
+    );
+    let points = |v: &serde_json::Value| -> Vec<(f64, f64)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?)))
+            .collect()
+    };
+    let near = |(x, y): (f64, f64), r: i64, class: fn([u8; 3]) -> bool| {
+        let (x, y) = (x.round() as i64, y.round() as i64);
+        (-r..=r).any(|dx| (-r..=r).any(|dy| px(x + dx, y + dy).is_some_and(class)))
+    };
+    let rod = points(&side["rods"][0]);
+    assert!(rod.len() >= 20);
+    // Every node but the last two (under the needle's swage): suture pixels within 2 px.
+    let body = &rod[..rod.len() - 2];
+    let on = body.iter().filter(|p| near(**p, 2, is_suture)).count();
+    // Control: 25 px beside the centerline (perpendicular in the image) there is no suture.
+    let beside = body
+        .windows(2)
+        .filter(|s| {
+            let (a, b) = (s[0], s[1]);
+            let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+            let n = (dx * dx + dy * dy).sqrt().max(1e-9);
+            near((a.0 - 25.0 * dy / n, a.1 + 25.0 * dx / n), 2, is_suture)
+        })
+        .count();
+    let needle = points(&side["needle"]);
+    let steel = needle.iter().filter(|p| near(**p, 3, is_steel)).count();
+    println!(
+        "centerline: {on}/{} nodes on suture pixels, {beside} beside it; needle: {steel}/{} on steel",
+        body.len(),
+        needle.len()
+    );
+    assert!(on as f64 >= 0.9 * body.len() as f64);
+    assert!((beside as f64) <= 0.1 * body.len() as f64);
+    assert!(steel as f64 >= 0.5 * needle.len() as f64);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// README's first command opens the simulator with the mouse: the same run (`suture run`,
+/// default scene, default device = mouse, window) for 4 s of wall time under Xvfb.
+#[test]
+fn the_default_run_opens_with_the_mouse_and_reports_its_loops() {
+    let dir = std::env::temp_dir().join(format!("suture-viewer-mouse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = env!("CARGO_BIN_EXE_suture");
+    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
+    let mut cmd = if xvfb {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let o = cmd
+        .args(["run", "--duration", "4"])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    println!("{out}{err}");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(err.contains("device mouse"), "{err}");
+    assert!(out.starts_with("haptic ") && out.contains("physics "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
