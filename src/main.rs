@@ -10,7 +10,7 @@ mod run;
 use suture::rod::CosseratReport;
 use suture::scene::{self, ModelName, Overrides};
 use suture::session::npz::{self, Array};
-use suture::sim::{ContactStats, RodReport};
+use suture::sim::{ContactStats, RodReport, SelfContactStats};
 
 #[derive(Parser)]
 #[command(name = "suture", version, about = "Haptic surgical suture simulator")]
@@ -268,6 +268,8 @@ fn simulate(
     let mut last_report: Vec<Option<CosseratReport>> = vec![None; nrods];
     let mut contact: Vec<Option<ContactStats>> = vec![None; nrods];
     let mut deepest = vec![0.0f64; nrods];
+    let mut self_contact: Vec<Option<SelfContactStats>> = vec![None; nrods];
+    let mut min_gap = vec![f64::INFINITY; nrods];
     let started = Instant::now();
     for &t in &times {
         let report = match sc.world.advance_to(t) {
@@ -297,7 +299,12 @@ fn simulate(
                     iterations: it,
                     unconverged: u,
                     contact: cs,
+                    self_contact: sc_stats,
                 } => {
+                    if let Some(st) = sc_stats {
+                        min_gap[i] = min_gap[i].min(st.min_distance);
+                        self_contact[i] = Some(*st);
+                    }
                     if let Some(cs) = cs {
                         deepest[i] = deepest[i].max(cs.max_penetration);
                         contact[i] = Some(*cs);
@@ -387,6 +394,18 @@ fn simulate(
                 c.active,
                 deepest[i],
                 100.0 * deepest[i] / r,
+                c.stiffness,
+                c.raises
+            );
+        }
+        if let Some(c) = self_contact[i] {
+            let r = sc.params[i].radius;
+            println!(
+                "rod{i}: self-contact: {} of {} candidate pairs touching at the end, closest approach over the run {:.4e} m = 2r − {:.2} % r, IMC stiffness {:.2e} J ({} raises)",
+                c.active,
+                c.candidates,
+                min_gap[i],
+                100.0 * (2.0 * r - min_gap[i]) / r,
                 c.stiffness,
                 c.raises
             );

@@ -208,12 +208,14 @@ damping_ratio = 1.0
     fn setup(text: &str, device: Box<dyn HapticDevice>) -> RunSetup {
         let sc = scene::parse("test.toml", text, Overrides::default()).unwrap();
         let tool = sc.tool.unwrap();
+        let frame = run::tool_frame(&sc.world, &tool);
         RunSetup {
             world: sc.world,
             tool,
             device,
             map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
-                .unwrap(),
+                .unwrap()
+                .with_frame(frame),
             device_max_stiffness: 0.0,
             haptic_period: Duration::from_millis(1),
             physics_dt: Duration::from_millis(1),

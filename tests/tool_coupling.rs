@@ -197,3 +197,37 @@ fn coupling_against_an_anchored_suture_is_stable_over_60_s() {
         "force at the stroke's end {extreme} N vs k_series × overshoot {estimate} N"
     );
 }
+
+/// The rotational coupling (ToolSpring::evaluate_frames) in a static solve: the tool twists
+/// the held end of a clamped suture by 0.1 rad about its axis through k_r; the rod's torsion
+/// GJ/L' and k_r act in series, so the end turns by 0.1 · k_r / (k_r + GJ/L') (small angles:
+/// the joint energy 2 k_r sin²(θ/2) is ½ k_r θ² to 0.1 %). L' = L − l/2: the held frame is the
+/// last segment's, centred half a segment l before the end.
+#[test]
+fn rotational_coupling_twists_the_held_end_as_springs_in_series() {
+    let (n, l) = (20, 0.1);
+    let (mut rod, drive) = cantilever(n, l);
+    let p = nylon();
+    let gj = p.shear_modulus * std::f64::consts::PI * p.radius.powi(4) / 2.0;
+    let kt = gj / (l - 0.5 * l / n as f64);
+    let q0 = rod.q[n - 1];
+    let axis = q0 * Vec3::z();
+    for kr in [kt, 3.0 * kt] {
+        let mut spring = ToolSpring::new(n, 100.0, 0.0);
+        spring.target = rod.x[n];
+        spring.kr = kr;
+        spring.target_rotation = suture::math::Quat::from_scaled_axis(axis * 0.1) * q0;
+        rod.equilibrate_with(&drive, &mut spring).unwrap();
+        let turn = (rod.q[n - 1] * q0.inverse()).scaled_axis();
+        let want = 0.1 * kr / (kr + kt);
+        println!(
+            "k_r = {:.1} GJ/L: end turned {:.6} rad about the axis (series springs {want:.6})",
+            kr / kt,
+            turn.dot(&axis)
+        );
+        assert!((turn.dot(&axis) - want).abs() < 2e-3 * want, "{turn:?}");
+        // About the axis only, and the end stays put.
+        assert!((turn - axis * turn.dot(&axis)).norm() < 1e-6);
+        assert!((rod.x[n] - spring.target).norm() < 1e-9);
+    }
+}

@@ -49,13 +49,15 @@ fn open_device(
     headless: bool,
 ) -> Result<Opened, String> {
     let tool = sc.tool.expect("checked by the caller");
+    let frame = run::tool_frame(&sc.world, &tool);
     let map = WorkspaceMap::new(
         tool.workspace_scale,
         tool.workspace_offset,
         Quat::identity(),
         [false; 3],
     )
-    .map_err(|e| format!("[tool] workspace: {e}"))?;
+    .map_err(|e| format!("[tool] workspace: {e}"))?
+    .with_frame(frame);
     if spec == "mouse" {
         if headless {
             return Err(
@@ -64,13 +66,12 @@ fn open_device(
             );
         }
         let rod = &sc.world.rods[tool.rod];
-        let mut frames = Vec::new();
-        rod.frames_into(&mut frames);
-        let rot = frames[tool.node.min(frames.len() - 1)];
-        // The mouse works in world coordinates: identity map, starting on the held node.
-        let (m, tx) = MouseDevice::new(rod.positions()[tool.node], rot, 4096);
+        // The mouse works in world coordinates: identity map (but the tool frame), starting
+        // on the held node at the identity orientation.
+        let (m, tx) = MouseDevice::new(rod.positions()[tool.node], Quat::identity(), 4096);
         let ident = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .with_frame(frame);
         return Ok(Opened {
             device: Box::new(m),
             map: ident,

@@ -3,11 +3,13 @@
 //! [`NodePotential`](crate::rod::cosserat::NodePotential) the Cosserat Newton solver adds to its
 //! implicit step. Rod self-contact (IMC, issue #5): exact and smoothed segment distance with
 //! derivatives (segment.rs), the IMC pair energy (imc.rs), a uniform-grid broad phase
-//! (broad.rs); their integration in the solvers is still to come.
+//! (broad.rs), and self-contact in the Cosserat Newton solve (self_contact.rs).
 
 pub mod broad;
 pub mod imc;
 pub mod obstacle;
 pub mod segment;
+pub mod self_contact;
 
 pub use obstacle::{Obstacle, ObstacleContact, Shape};
+pub use self_contact::SelfContact;

@@ -4,9 +4,10 @@
 
 use crate::math::{Mat3, Quat, Vec3};
 
-/// Device pose → world pose: `p = offset + R · (scale · S p_dev)`, `q = R · (S q_dev S)`, with
+/// Device pose → world pose: `p = offset + R · (scale · S p_dev)`, `q = R · (S q_dev S) · F`, with
 /// `S = diag(±1)` the axis flips. `S` must be a rotation (an even number of flips), else a
-/// device orientation would map to a reflection.
+/// device orientation would map to a reflection. `F` is the tool's frame at the device's
+/// identity orientation, so a device at rest holds the tool as the scene placed it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkspaceMap {
     /// World metres per device metre [-].
@@ -17,6 +18,9 @@ pub struct WorkspaceMap {
     pub rotation: Quat,
     /// Axis signs applied first.
     pub flip: [bool; 3],
+    /// Tool frame at the device's identity orientation (right factor): the device turns the
+    /// tool from this frame (identity by default).
+    pub frame: Quat,
 }
 
 /// A workspace map that cannot be used.
@@ -49,7 +53,14 @@ impl WorkspaceMap {
             offset,
             rotation,
             flip,
+            frame: Quat::identity(),
         })
+    }
+
+    /// The same map with the tool frame `frame` at the device's identity orientation.
+    pub fn with_frame(mut self, frame: Quat) -> Self {
+        self.frame = frame;
+        self
     }
 
     fn s(&self) -> Mat3 {
@@ -70,7 +81,7 @@ impl WorkspaceMap {
     pub fn orientation(&self, q: &Quat) -> Quat {
         let s = self.s();
         let r = s * q.to_rotation_matrix().into_inner() * s;
-        self.rotation * Quat::from_matrix(&r)
+        self.rotation * Quat::from_matrix(&r) * self.frame
     }
 
     /// Device-frame force [N] for a world force on the hand (the inverse direction map; no

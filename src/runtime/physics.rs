@@ -65,7 +65,9 @@ pub fn spawn(
         let h = dt.as_secs_f64();
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut compute = Duration::ZERO;
-        let (k, c) = tool.as_ref().map_or((0.0, 0.0), |(_, s)| (s.k, s.c));
+        let (k, c, kr) = tool
+            .as_ref()
+            .map_or((0.0, 0.0, 0.0), |(_, s)| (s.k, s.c, s.kr));
         let mut grasped = true;
         let mut last_buttons = 0u32;
         let mut target_rotation = crate::math::Quat::identity();
@@ -75,12 +77,14 @@ pub fn spawn(
                 spring.target = t.position;
                 spring.target_velocity = t.velocity;
                 target_rotation = t.rotation;
+                spring.target_rotation = t.rotation;
                 // The grasp button toggles on its press edge.
                 if t.buttons & GRASP_BUTTON != 0 && last_buttons & GRASP_BUTTON == 0 {
                     grasped = !grasped;
                 }
                 last_buttons = t.buttons;
-                (spring.k, spring.c) = if grasped { (k, c) } else { (0.0, 0.0) };
+                (spring.k, spring.c, spring.kr) =
+                    if grasped { (k, c, kr) } else { (0.0, 0.0, 0.0) };
             }
             match world.step_realtime(h, tool.as_mut().map(|(r, s)| (*r, s))) {
                 Ok(rep) => {

@@ -35,7 +35,8 @@ pub struct RunSetup {
     pub tool: ToolSetup,
     /// The device.
     pub device: Box<dyn HapticDevice>,
-    /// Device → world mapping.
+    /// Device → world mapping (its `frame` should be the held segment's frame at t = 0, see
+    /// [`tool_frame`]).
     pub map: WorkspaceMap,
     /// The device's largest stable stiffness [N/m] (0: no limit beyond the scene's).
     pub device_max_stiffness: f64,
@@ -74,6 +75,14 @@ pub struct RunReport {
     pub haptic_period_us: f64,
 }
 
+/// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
+/// orientation holds the tool as the scene placed it).
+pub fn tool_frame(world: &World, tool: &ToolSetup) -> crate::math::Quat {
+    let mut frames = Vec::new();
+    world.rods[tool.rod].frames_into(&mut frames);
+    frames[tool.node.saturating_sub(1).min(frames.len() - 1)]
+}
+
 /// Start the haptic and physics loops.
 pub fn start(setup: RunSetup) -> Result<Running, String> {
     setup.world.check_realtime()?;
@@ -84,13 +93,18 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
         t.max_stiffness
     };
     let (mut coupling, capped) =
-        VirtualCoupling::new(t.mass, 0.0, t.frequency, t.damping_ratio, max_k);
-    // Position-only coupling in the rod solve (sim::tool::ToolSpring): no rotational spring
-    // on the hand either, so what the hand feels is what the rod receives.
-    coupling.kr = 0.0;
+        VirtualCoupling::new(t.mass, t.inertia, t.frequency, t.damping_ratio, max_k);
+    // The rod solve couples the held segment's frame by a spring without a damper
+    // (sim::tool::ToolSpring::evaluate_frames): no rotational damper on the hand either, so
+    // what the hand feels is what the rod receives.
     coupling.cr = 0.0;
     let mut spring = ToolSpring::new(t.node, coupling.k, coupling.c);
-    spring.target = setup.world.rods[t.rod].positions()[t.node];
+    spring.kr = coupling.kr;
+    let rod = &setup.world.rods[t.rod];
+    spring.target = rod.positions()[t.node];
+    let mut frames = Vec::new();
+    rod.frames_into(&mut frames);
+    spring.target_rotation = frames[spring.segment.min(frames.len() - 1)];
     let max_force = match setup.device.max_force() {
         f if f > 0.0 && f.is_finite() => f,
         _ => NOMINAL_FORCE_LIMIT,

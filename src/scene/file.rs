@@ -116,6 +116,9 @@ pub struct ToolSection {
     pub at: LoadAt,
     /// Virtual tool mass [kg] (default 0.02).
     pub mass: Option<f64>,
+    /// Virtual tool moment of inertia [kg m²] (default 2e-6: 20 g at 1 cm), for the
+    /// rotational coupling at the same frequency.
+    pub inertia: Option<f64>,
     /// Coupling natural frequency [Hz] (default 20).
     pub frequency: Option<f64>,
     /// Coupling damping ratio [-] (default 1).

@@ -10,7 +10,7 @@ pub mod file;
 pub type SceneError = crate::located::FileError;
 pub use file::{ModelName, SceneFile};
 
-use crate::contact::{Obstacle, ObstacleContact, Shape};
+use crate::contact::{Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
@@ -148,13 +148,18 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         ));
     }
     let quasi_static = sf.quasi_static.unwrap_or(strands);
-    if sf.self_contact {
+    if sf.self_contact && strands {
         return Err(ctx.err(
             &[Key("self_contact")],
-            format!(
-                "= true: model \"{}\" has no self-contact yet (it arrives with the contact module)",
-                model.as_str()
-            ),
+            "= true needs model \"cosserat\" (STRANDS is a boundary-value solve without \
+             contact)"
+                .to_string(),
+        ));
+    }
+    if sf.self_contact && sf.solver.solver == Some(SolverName::Pd) {
+        return Err(ctx.err(
+            &[Key("self_contact")],
+            "= true needs solver = \"newton\" (contact is part of the Newton solve)".to_string(),
         ));
     }
     if !sf.obstacles.is_empty() && strands {
@@ -244,6 +249,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         quasi_static,
         config: cosserat,
         obstacles,
+        self_contact: sf.self_contact,
     };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
@@ -442,6 +448,7 @@ struct Dynamics {
     quasi_static: bool,
     config: CosseratConfig,
     obstacles: Vec<Obstacle>,
+    self_contact: bool,
 }
 
 /// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
@@ -557,6 +564,7 @@ fn tool(ctx: &Ctx, t: &file::ToolSection, rods: &[SimRod]) -> Result<ToolSetup, 
         rod,
         node,
         mass: opt("mass", t.mass, 0.02, "[kg]")?,
+        inertia: opt("inertia", t.inertia, 2e-6, "[kg m²]")?,
         frequency: opt("frequency", t.frequency, 20.0, "[Hz]")?,
         damping_ratio,
         max_stiffness: opt("max_stiffness", t.max_stiffness, 1000.0, "[N/m]")?,
@@ -911,11 +919,22 @@ fn build_rod(
                 ObstacleContact::stiffness_for(weight + loads, params.radius),
             ))
         });
+        // Self-contact: the initial IMC stiffness holds the rod's weight plus its end loads
+        // at a hundredth of the radius; it rises by itself under larger loads.
+        let self_contact = dynamics.self_contact.then(|| {
+            let weight = params.linear_density() * length * gravity.norm();
+            let loads = drive.base_force.norm() + drive.tip_force.norm();
+            Box::new(SelfContact::new(
+                params.radius,
+                SelfContact::stiffness_for(weight + loads, params.radius),
+            ))
+        });
         RodModel::Cosserat {
             rod: Box::new(rod),
             dt: dynamics.dt,
             quasi_static: dynamics.quasi_static,
             contact,
+            self_contact,
         }
     };
     Ok((

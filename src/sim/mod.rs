@@ -6,7 +6,7 @@
 pub mod snapshot;
 pub mod tool;
 
-use crate::contact::ObstacleContact;
+use crate::contact::{ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
 use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
@@ -159,6 +159,8 @@ pub enum RodModel {
         quasi_static: bool,
         /// Contact with the scene's obstacles, if any.
         contact: Option<Box<ObstacleContact>>,
+        /// Self-contact (IMC), if the scene asks for it.
+        self_contact: Option<Box<SelfContact>>,
     },
 }
 
@@ -251,6 +253,8 @@ pub enum RodReport {
         unconverged: usize,
         /// Contact with obstacles at the end of the frame, if the scene has any.
         contact: Option<ContactStats>,
+        /// Self-contact at the end of the frame, if the scene has it.
+        self_contact: Option<SelfContactStats>,
     },
 }
 
@@ -265,6 +269,31 @@ pub struct ContactStats {
     pub stiffness: f64,
     /// Times the stiffness was raised so far.
     pub raises: usize,
+}
+
+/// Self-contact of one rod at the end of a frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelfContactStats {
+    /// Candidate segment pairs and pairs in contact (Δ < 2h).
+    pub candidates: usize,
+    /// See `candidates`.
+    pub active: usize,
+    /// Smallest distance between candidate segments [m].
+    pub min_distance: f64,
+    /// IMC stiffness reached [J], and times it was raised.
+    pub stiffness: f64,
+    /// See `stiffness`.
+    pub raises: usize,
+}
+
+fn self_contact_stats(c: &Option<Box<SelfContact>>) -> Option<SelfContactStats> {
+    c.as_ref().map(|c| SelfContactStats {
+        candidates: c.pairs.len(),
+        active: c.active,
+        min_distance: c.min_distance,
+        stiffness: c.params.stiffness,
+        raises: c.raises,
+    })
 }
 
 fn contact_stats(c: &Option<Box<ObstacleContact>>) -> Option<ContactStats> {
@@ -350,22 +379,30 @@ impl World {
                 rod: c,
                 quasi_static: false,
                 contact,
+                self_contact,
                 ..
             } = &mut rod.model
             else {
                 continue;
             };
-            let mut none = NoPotential;
-            let mut none2 = NoPotential;
+            let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
             let pc: &mut dyn NodePotential = match contact {
                 Some(k) => k.as_mut(),
                 None => &mut none,
+            };
+            let psc: &mut dyn NodePotential = match self_contact {
+                Some(k) => k.as_mut(),
+                None => &mut none3,
             };
             let ps: &mut dyn NodePotential = match tool.as_mut() {
                 Some((r, s)) if *r == i => &mut **s,
                 _ => &mut none2,
             };
-            let mut both = Both { a: pc, b: ps };
+            let mut contacts = Both { a: pc, b: psc };
+            let mut both = Both {
+                a: &mut contacts,
+                b: ps,
+            };
             match c.step_with(h, &rod.drive.drive_at(t), &mut both) {
                 Ok(rep) => {
                     out.iterations += rep.iterations;
@@ -410,12 +447,20 @@ impl World {
                     dt,
                     quasi_static,
                     contact,
+                    self_contact,
                 } => {
-                    let mut none = NoPotential;
-                    let pot: &mut dyn NodePotential = match contact {
-                        Some(k) => k.as_mut(),
-                        None => &mut none,
+                    let (mut none, mut none2) = (NoPotential, NoPotential);
+                    let mut both = Both {
+                        a: match contact {
+                            Some(k) => k.as_mut(),
+                            None => &mut none,
+                        },
+                        b: match self_contact {
+                            Some(k) => k.as_mut(),
+                            None => &mut none2,
+                        },
                     };
+                    let pot: &mut dyn NodePotential = &mut both;
                     if *quasi_static {
                         let last = c
                             .equilibrate_with(&rod.drive.drive_at(t), pot)
@@ -426,6 +471,7 @@ impl World {
                             iterations: last.iterations,
                             unconverged: usize::from(!last.converged),
                             contact: contact_stats(contact),
+                            self_contact: self_contact_stats(self_contact),
                         }
                     } else {
                         let span = t - t0;
@@ -455,6 +501,7 @@ impl World {
                             iterations,
                             unconverged,
                             contact: contact_stats(contact),
+                            self_contact: self_contact_stats(self_contact),
                         }
                     }
                 }

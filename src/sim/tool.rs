@@ -9,7 +9,8 @@
 //! the start of the step). The force on the rod at the solution, `-∂V/∂x`, is what the hand feels
 //! reversed.
 
-use crate::math::{Mat3, Vec3};
+use crate::math::{Mat3, Quat, Vec3};
+use crate::rod::cosserat::energy::{Hessian, bend_twist};
 use crate::rod::cosserat::{NodePotential, PotentialSink};
 
 /// A spring-damper from one node to a moving target.
@@ -29,6 +30,13 @@ pub struct ToolSpring {
     x0: Vec3,
     /// Force of the coupling on the rod at the last accepted state [N].
     pub force: Vec3,
+    /// Rotational stiffness [N m/rad] pulling the frame of the held node's segment toward
+    /// `target_rotation` (0: position only).
+    pub kr: f64,
+    /// Target frame of the held segment (body → world).
+    pub target_rotation: Quat,
+    /// The held node's segment (0 for node 0, else node − 1).
+    pub segment: usize,
 }
 
 impl ToolSpring {
@@ -43,6 +51,9 @@ impl ToolSpring {
             h: None,
             x0: Vec3::zeros(),
             force: Vec3::zeros(),
+            kr: 0.0,
+            target_rotation: Quat::identity(),
+            segment: node.saturating_sub(1),
         }
     }
 
@@ -83,6 +94,36 @@ impl NodePotential for ToolSpring {
     fn relag(&mut self, _: &[Vec3]) -> f64 {
         0.0
     }
+    /// The rotational spring: the bend–twist joint energy of Soler eqs. (10)–(11) between the
+    /// held segment's frame u and the target frame u_t, with joint length 1 and stiffness
+    /// `k_r (1, 1, 1)`: `V = 2 k_r |Im(ū u_t)|² = 2 k_r sin²(θ/2) ≈ ½ k_r θ²` for a relative
+    /// rotation θ, with the joint's exact gradient and Hessian.
+    fn evaluate_frames(&self, q: &[Quat], sink: Option<&mut PotentialSink>) -> f64 {
+        if self.kr <= 0.0 {
+            return 0.0;
+        }
+        let e = self.segment.min(q.len() - 1);
+        let hess = if sink.as_ref().is_some_and(|s| s.wants_hessian()) {
+            Hessian::Exact
+        } else {
+            Hessian::Skip
+        };
+        let (v, g, h) = bend_twist(
+            &q[e],
+            &self.target_rotation,
+            1.0,
+            &Vec3::repeat(self.kr),
+            &Vec3::zeros(),
+            hess,
+        );
+        if let Some(s) = sink {
+            s.add_rotation_gradient(e, &g.fixed_rows::<3>(0).into_owned());
+            if hess == Hessian::Exact {
+                s.add_rotation_hessian(e, &h.fixed_view::<3, 3>(0, 0).into_owned());
+            }
+        }
+        v
+    }
 }
 
 /// A curved suture needle: a circular arc of radius `curvature_radius` [m] spanning
@@ -104,7 +145,7 @@ impl NeedleShape {
     /// Point at fraction `u ∈ [0, 1]` of the arc (0 = swage, 1 = point) for a swage at
     /// `position` [m] with frame `rotation` (d1 = rotation·x, d3 = rotation·z):
     /// `p(θ) = swage + R (sin θ d3 + (1 − cos θ) d1)`, `θ = u · arc_angle`.
-    pub fn point(&self, position: &Vec3, rotation: &crate::math::Quat, u: f64) -> Vec3 {
+    pub fn point(&self, position: &Vec3, rotation: &Quat, u: f64) -> Vec3 {
         let th = u * self.arc_angle;
         let d1 = rotation * Vec3::x();
         let d3 = rotation * Vec3::z();
@@ -131,8 +172,10 @@ pub struct ToolSetup {
     pub rod: usize,
     /// See `rod`.
     pub node: usize,
-    /// Virtual tool mass [kg].
+    /// Virtual tool mass [kg] and moment of inertia [kg m²].
     pub mass: f64,
+    /// See `mass`.
+    pub inertia: f64,
     /// Coupling natural frequency [Hz] and damping ratio [-].
     pub frequency: f64,
     /// See `frequency`.

@@ -23,7 +23,7 @@ pub mod newton;
 pub mod pd;
 pub mod potential;
 
-pub use potential::{Both, NoPotential, NodePotential, PotentialSink};
+pub use potential::{Both, LowRank, NoPotential, NodePotential, PotentialSink};
 
 use crate::math::{E3, Mat3, Quat, Vec3};
 use crate::rod::RodParams;
@@ -236,6 +236,11 @@ pub(crate) struct Work {
     pub x_trial: Vec<Vec3>,
     pub q_trial: Vec<Quat>,
     pub pd: Option<pd::PdWork>,
+    /// Rank-one Hessian terms of external potentials that couple nodes far apart in index
+    /// (self-contact), solved by the Woodbury identity around the banded factor.
+    pub low_rank: Vec<potential::LowRank>,
+    /// Woodbury work: B⁻¹u per term (flattened, term-major) and the small dense system.
+    pub wb_y: Vec<f64>,
     /// Hold every node position (the rotation-only solve of the midpoint rule).
     pub pin_positions: bool,
     /// Held frames at the start of the step.
@@ -304,6 +309,8 @@ impl CosseratRod {
             x_trial: positions.clone(),
             q_trial: frames.clone(),
             pd: None,
+            low_rank: Vec::new(),
+            wb_y: Vec::new(),
             pin_positions: false,
             held_prev: (frames[0], frames[n - 1]),
             v_start: vec![Vec3::zeros(); n + 1],

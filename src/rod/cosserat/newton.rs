@@ -222,11 +222,14 @@ fn objective(
         w.g[ti(n - 1) + k] -= t1[k];
     }
     // External potentials on the node positions (obstacle contact and friction).
+    w.low_rank.clear();
     let mut sink = PotentialSink {
         g: &mut w.g,
         h: if hessian { Some(&mut w.h) } else { None },
+        low_rank: if hessian { Some(&mut w.low_rank) } else { None },
     };
     phi += pot.evaluate(x, Some(&mut sink));
+    phi += pot.evaluate_frames(q, Some(&mut sink));
     // Dirichlet degrees of freedom: held end positions, or every position (frames-only solve).
     let mut hold = |node: usize| {
         for k in 0..3 {
@@ -244,6 +247,19 @@ fn objective(
         }
         if rod.ends.1 != EndCondition::Free {
             hold(n);
+        }
+    }
+    // Held positions are fixed: their entries leave the rank-one terms too.
+    let held = |node: usize| {
+        w.pin_positions
+            || (node == 0 && rod.ends.0 != EndCondition::Free)
+            || (node == n && rod.ends.1 != EndCondition::Free)
+    };
+    for t in w.low_rank.iter_mut() {
+        for a in 0..4 {
+            if held(t.nodes[a]) {
+                t.u[3 * a..3 * a + 3].iter_mut().for_each(|v| *v = 0.0);
+            }
         }
     }
     phi
@@ -271,6 +287,56 @@ fn largest(z: &[f64], n: usize) -> (f64, f64) {
 fn report_residual(rod: &CosseratRod, fscale: f64, l: f64) -> f64 {
     let (f, m) = residual(rod);
     (f / fscale).max(m / (fscale * l))
+}
+
+/// Correct `dz = B⁻¹(−g)` for the rank-one terms: `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹`
+/// with `S = C⁻¹ + UᵀB⁻¹U` (Woodbury), one banded solve per term and an m×m dense solve
+/// (m = active terms, small: the pairs in contact).
+fn woodbury(w: &mut super::Work) {
+    let m = w.low_rank.len();
+    if m == 0 {
+        return;
+    }
+    let dim = w.dz.len();
+    w.wb_y.clear();
+    w.wb_y.resize(m * dim, 0.0);
+    let dot = |t: &super::LowRank, v: &[f64]| -> f64 {
+        let mut s = 0.0;
+        for a in 0..4 {
+            for k in 0..3 {
+                s += t.u[3 * a + k] * v[xi(t.nodes[a]) + k];
+            }
+        }
+        s
+    };
+    for (k, t) in w.low_rank.iter().enumerate() {
+        let y = &mut w.wb_y[k * dim..(k + 1) * dim];
+        for a in 0..4 {
+            for c in 0..3 {
+                y[xi(t.nodes[a]) + c] += t.u[3 * a + c];
+            }
+        }
+        w.chol.solve(y);
+    }
+    let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
+    let mut r = nalgebra::DVector::<f64>::zeros(m);
+    for (a, ta) in w.low_rank.iter().enumerate() {
+        for b in 0..m {
+            s[(a, b)] = dot(ta, &w.wb_y[b * dim..(b + 1) * dim]);
+        }
+        s[(a, a)] += 1.0 / ta.c;
+        r[a] = dot(ta, &w.dz);
+    }
+    let Some(ch) = s.cholesky() else {
+        return; // keep the banded step (a descent direction all the same)
+    };
+    let z = ch.solve(&r);
+    for b in 0..m {
+        let y = &w.wb_y[b * dim..(b + 1) * dim];
+        for (d, yv) in w.dz.iter_mut().zip(y) {
+            *d -= yv * z[b];
+        }
+    }
 }
 
 /// Newton iterations on Φ from the current state (ends already imposed).
@@ -326,6 +392,7 @@ fn newton(
         let w = &mut rod.work;
         w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
         w.chol.solve(&mut w.dz);
+        woodbury(w);
         let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
         let (dx_max, dth_max) = largest(&w.dz, n);
         // Work of the dead end torques along the step, τ·(R dθ) per unit t.

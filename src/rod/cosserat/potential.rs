@@ -6,20 +6,61 @@
 //! A potential couples a node with itself or with its neighbour (Hessian blocks `(a, b)` with
 //! `|a - b| ≤ 1`), which keeps the Newton system banded.
 
-use crate::math::{Mat3, Vec3};
+use crate::math::{Mat3, Quat, Vec3};
 use crate::rod::banded::Banded;
+
+/// A rank-one Hessian term `c u uᵀ` over the positions of four nodes (`u` has 3 entries per
+/// node, in the order of `nodes`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LowRank {
+    /// The nodes.
+    pub nodes: [usize; 4],
+    /// The vector over their positions.
+    pub u: [f64; 12],
+    /// The weight (≥ 0).
+    pub c: f64,
+}
 
 /// Where a potential writes its gradient and Hessian (over node positions).
 pub struct PotentialSink<'a> {
     pub(crate) g: &'a mut [f64],
     pub(crate) h: Option<&'a mut Banded>,
+    pub(crate) low_rank: Option<&'a mut Vec<LowRank>>,
 }
 
 impl<'a> PotentialSink<'a> {
     /// A sink over the rod's Newton unknowns: `g` has `6N + 3` entries (node `i`'s position at
     /// `6i`), `h` the matching banded Hessian (half-bandwidth 8), if wanted.
     pub fn new(g: &'a mut [f64], h: Option<&'a mut Banded>) -> Self {
-        PotentialSink { g, h }
+        PotentialSink {
+            g,
+            h,
+            low_rank: None,
+        }
+    }
+
+    /// Add the rank-one Hessian term `c u uᵀ` (c ≥ 0) over the positions of `nodes`, which
+    /// may be far apart in index. The Newton solver keeps such terms out of the band and
+    /// solves them by the Woodbury identity; a sink without that support (tests) adds the
+    /// term's banded part (blocks of equal or adjacent nodes) only.
+    pub fn add_low_rank(&mut self, nodes: [usize; 4], u: &[f64; 12], c: f64) {
+        if self.h.is_none() || c <= 0.0 {
+            return;
+        }
+        if let Some(lr) = self.low_rank.as_deref_mut() {
+            lr.push(LowRank { nodes, u: *u, c });
+            return;
+        }
+        let block = |a: usize| Vec3::new(u[3 * a], u[3 * a + 1], u[3 * a + 2]);
+        for a in 0..4 {
+            for b in 0..4 {
+                let (na, nb) = (nodes[a], nodes[b]);
+                if na == nb || na == nb + 1 {
+                    let m = block(a) * block(b).transpose() * c;
+                    self.add_hessian(na, nb, &m);
+                }
+            }
+        }
     }
 
     /// Whether the Hessian is wanted (otherwise [`PotentialSink::add_hessian`] is a no-op).
@@ -32,6 +73,23 @@ impl<'a> PotentialSink<'a> {
     pub fn add_gradient(&mut self, node: usize, f: &Vec3) {
         for k in 0..3 {
             self.g[6 * node + k] += f[k];
+        }
+    }
+
+    /// Add `g` [N m] to the gradient of segment `e`'s rotation increment (body frame, the
+    /// solver's `u ∘ exp_q(δ)`).
+    #[inline]
+    pub fn add_rotation_gradient(&mut self, e: usize, g: &Vec3) {
+        for k in 0..3 {
+            self.g[6 * e + 3 + k] += g[k];
+        }
+    }
+
+    /// Add `m` [N m] to the Hessian block of segment `e`'s rotation increment.
+    #[inline]
+    pub fn add_rotation_hessian(&mut self, e: usize, m: &Mat3) {
+        if let Some(h) = self.h.as_deref_mut() {
+            h.add_dense(6 * e + 3, m);
         }
     }
 
@@ -86,6 +144,13 @@ pub trait NodePotential {
     /// Equilibrium solves only: re-evaluate lagged quantities (friction's normal forces) at
     /// `x`, keeping the start positions; return their largest relative change [-].
     fn relag(&mut self, x: &[Vec3]) -> f64;
+
+    /// A potential on the segment frames (e.g. the tool's rotational coupling): value [J],
+    /// adding its gradient and Hessian over the rotation increments through `sink`
+    /// (`add_rotation_gradient`, `add_rotation_hessian`). Default: none.
+    fn evaluate_frames(&self, _q: &[Quat], _sink: Option<&mut PotentialSink>) -> f64 {
+        0.0
+    }
 }
 
 /// No external potential.
@@ -139,5 +204,9 @@ impl NodePotential for Both<'_> {
     }
     fn relag(&mut self, x: &[Vec3]) -> f64 {
         self.a.relag(x).max(self.b.relag(x))
+    }
+    fn evaluate_frames(&self, q: &[Quat], mut sink: Option<&mut PotentialSink>) -> f64 {
+        let va = self.a.evaluate_frames(q, sink.as_deref_mut());
+        va + self.b.evaluate_frames(q, sink)
     }
 }

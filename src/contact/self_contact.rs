@@ -1,0 +1,165 @@
+//! Rod self-contact with the implicit contact model (Choi 2021 thesis §3.2, digest-der-imc B):
+//! every pair of non-neighbouring segments closer than a cutoff carries the IMC energy
+//! `k_c ln(1 + e^{k_e(2 − Δ/h)})/k_e` (contact::imc) on their exact distance, inside the
+//! Cosserat Newton solve as a [`NodePotential`].
+//!
+//! - Candidates are found by the grid broad phase at the start of each step (cutoff
+//!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
+//!   as in the thesis (digest E2.8); a conservative-advancement bound on every Newton step
+//!   (no iterate moves a candidate pair closer than contact faster than its gap allows) keeps
+//!   iterates from tunnelling through each other.
+//! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, digest B5), rank one
+//!   per pair over its four nodes. Contact couples nodes far apart in index, so the terms stay
+//!   out of the band: the Newton solver adds them by the Woodbury identity (one banded solve
+//!   per pair in contact and a small dense system), never a dense factorisation.
+//! - Stiffness: a step that ends with any pair closer than `2h − tolerance` is re-solved with
+//!   `k_c` raised tenfold (the IMC energy has no barrier: non-penetration is only as good as
+//!   `k_c`, digest E2.7).
+//!
+//! Friction (kinetic and static) is not here yet.
+
+use super::broad;
+use super::imc::{ImcParams, energy_of_distance};
+use super::segment;
+use crate::math::Vec3;
+use crate::rod::cosserat::{NodePotential, PotentialSink};
+
+/// Segments closer along the rod than this many indices never interact (they touch at
+/// shared or nearby nodes); digest F5 A: |i − j| ≥ 3 for segments of about 2h.
+pub const DEFAULT_SKIP: usize = 2;
+
+/// Self-contact of one rod.
+#[derive(Clone, Debug)]
+pub struct SelfContact {
+    /// IMC parameters (radius h, stiffness k_c, sharpness k_e).
+    pub params: ImcParams,
+    /// Pairs with `j − i ≤ skip` are neighbours.
+    pub skip: usize,
+    /// Broad-phase margin beyond contact (2h) [m].
+    pub margin: f64,
+    /// Largest allowed penetration `2h − Δ` before the stiffness is raised [m].
+    pub tolerance: f64,
+    /// Candidate pairs for the current step.
+    pub pairs: Vec<(usize, usize)>,
+    /// Pairs within contact (Δ < 2h) at the last accepted state.
+    pub active: usize,
+    /// Smallest distance between candidate pairs at the last accepted state [m].
+    pub min_distance: f64,
+    /// Times the stiffness was raised.
+    pub raises: usize,
+}
+
+impl SelfContact {
+    /// Self-contact for a rod of radius `radius` [m] with initial stiffness `stiffness` [J]
+    /// (see [`SelfContact::stiffness_for`]), margin `2 radius` and tolerance 1 % of the radius.
+    pub fn new(radius: f64, stiffness: f64) -> Self {
+        SelfContact {
+            params: ImcParams {
+                radius,
+                stiffness,
+                sharpness: 50.0,
+            },
+            skip: DEFAULT_SKIP,
+            margin: 2.0 * radius,
+            tolerance: 0.01 * radius,
+            pairs: Vec::new(),
+            active: 0,
+            min_distance: f64::INFINITY,
+            raises: 0,
+        }
+    }
+
+    /// A stiffness [J] whose contact force `−dE/dΔ` reaches `force` [N] at a penetration of a
+    /// tenth of the tolerance (so loads of that size are held without raises).
+    pub fn stiffness_for(force: f64, radius: f64) -> f64 {
+        // −dE/dΔ = k_c σ(z)/h with z = k_e (2 − Δ/h); at Δ = 2h − 0.001h, σ(0.05) ≈ 0.51.
+        force.max(1e-9) * radius / 0.51
+    }
+
+    fn contact_distance(&self) -> f64 {
+        2.0 * self.params.radius
+    }
+}
+
+impl NodePotential for SelfContact {
+    fn begin(&mut self, x_start: &[Vec3], _h: Option<f64>) {
+        self.pairs = broad::candidates(x_start, self.skip, self.contact_distance() + self.margin);
+    }
+
+    fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
+        let mut value = 0.0;
+        for &(i, j) in &self.pairs {
+            let c = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]);
+            let (e, de, dde) = energy_of_distance(c.distance, &self.params);
+            value += e;
+            let Some(sink) = sink.as_deref_mut() else {
+                continue;
+            };
+            // ∇Δ = n [(1−t), t, −(1−u), −u] (envelope rule, contact::segment), n the unit
+            // vector between the closest points.
+            if c.distance < 1e-300 {
+                continue;
+            }
+            let w = (x[i] * (1.0 - c.t) + x[i + 1] * c.t) - (x[j] * (1.0 - c.u) + x[j + 1] * c.u);
+            let n = w / c.distance;
+            let nodes = [i, i + 1, j, j + 1];
+            let coef = [1.0 - c.t, c.t, -(1.0 - c.u), -c.u];
+            for a in 0..4 {
+                sink.add_gradient(nodes[a], &(n * (de * coef[a])));
+            }
+            // Gauss–Newton Hessian E'' ∇Δ∇Δᵀ: rank one over the four nodes.
+            // (Skipped for pairs in the far cushion, Δ ≳ 2.3h, where E'' < 1e-6 of its peak.)
+            let peak = self.params.stiffness * self.params.sharpness
+                / (4.0 * self.params.radius * self.params.radius);
+            if sink.wants_hessian() && dde > 1e-6 * peak {
+                let mut u = [0.0; 12];
+                for a in 0..4 {
+                    for k in 0..3 {
+                        u[3 * a + k] = n[k] * coef[a];
+                    }
+                }
+                sink.add_low_rank(nodes, &u, dde);
+            }
+        }
+        value
+    }
+
+    fn accept(&mut self, x: &[Vec3]) -> bool {
+        let mut min = f64::INFINITY;
+        let mut active = 0;
+        for &(i, j) in &self.pairs {
+            let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+            min = min.min(d);
+            active += usize::from(d < self.contact_distance());
+        }
+        self.min_distance = min;
+        self.active = active;
+        if min < self.contact_distance() - self.tolerance {
+            self.params.stiffness *= 10.0;
+            self.raises += 1;
+            return false;
+        }
+        true
+    }
+
+    fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
+        // Conservative advancement: the closest points of a pair approach each other at most
+        // as fast as the largest motion of their four nodes (twice, one per segment).
+        let tol = self.tolerance;
+        let mut t = 1.0f64;
+        for &(i, j) in &self.pairs {
+            let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+            let gap = d - self.contact_distance();
+            let m = |k: usize| (x_full[k] - x[k]).norm();
+            let v = m(i).max(m(i + 1)) + m(j).max(m(j + 1));
+            if v > 0.0 {
+                t = t.min((gap + tol).max(0.25 * tol) / v);
+            }
+        }
+        t
+    }
+
+    fn relag(&mut self, _x: &[Vec3]) -> f64 {
+        0.0
+    }
+}

@@ -1,0 +1,122 @@
+//! Knot tightening with IMC self-contact (issue #5, digest-der-imc D10/F5) on the thesis rod:
+//! L = 1 m, r = 1.6 mm, E = 0.18 MPa, ρ = 1180 kg/m³ (scenes/knot_overhand.toml: a loose
+//! overhand knot relaxed for 1 s, then pulled apart by its clamped ends at 10 mm/s each).
+//! Checked every 0.1 s: the knot stays a trefoil (determinant 3, from geometry alone), no
+//! non-neighbour segment pair is closer than 2r − 1 % r (brute force over all pairs), no step
+//! moves a node farther than 0.5 r, and the pull force rises as the loop shrinks.
+
+use suture::contact::segment;
+use suture::math::Vec3;
+use suture::scene::{self, Overrides};
+use suture::sim::RodModel;
+use suture::topology;
+
+fn closest_non_neighbours(x: &[Vec3], skip: usize) -> f64 {
+    let n = x.len() - 1;
+    let mut best = f64::INFINITY;
+    for i in 0..n {
+        for j in i + skip + 1..n {
+            best = best.min(segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance);
+        }
+    }
+    best
+}
+
+#[test]
+#[ignore = "work in progress (issue #5): the soft 0.41 m tails stay slack over the 5 s pull, so \
+            the knot slides instead of tightening; run with --ignored to see the figures"]
+fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
+    let mut sc = scene::load("scenes/knot_overhand.toml", Overrides::default()).unwrap();
+    let r = sc.params[0].radius;
+    let l = sc.lengths[0];
+    let area = std::f64::consts::PI * r * r;
+    let ea = sc.params[0].youngs_modulus * area;
+    assert_eq!(
+        topology::determinant_open(sc.world.rods[0].positions()).unwrap(),
+        3
+    );
+    let mut prev = sc.world.rods[0].positions().to_vec();
+    // The tails are pulled along their own lines: a node still on its tail's line (within
+    // r/2) is tail; the rest is the knot's loop.
+    let x0 = prev.clone();
+    let m = x0.len() - 1;
+    let seg = l / m as f64;
+    let lines = [
+        (x0[0], (x0[0] - x0[1]).normalize()),
+        (x0[m], (x0[m] - x0[m - 1]).normalize()),
+    ];
+    let on_line = |p: &Vec3, (a, d): (Vec3, Vec3)| {
+        let v = p - a;
+        (v - d * v.dot(&d)).norm() < 0.5 * r
+    };
+    let loop_length = |x: &[Vec3]| {
+        let a = x.iter().take_while(|p| on_line(p, lines[0])).count();
+        let b = x.iter().rev().take_while(|p| on_line(p, lines[1])).count();
+        l - (a + b).saturating_sub(2) as f64 * seg
+    };
+    let (mut loop_len, mut force) = (Vec::new(), Vec::new());
+    let mut iterations = 0;
+    let steps_per_check = 100;
+    for k in 1..=60 {
+        // Step by step (1 ms) to check every step's largest node motion.
+        for s in 1..=steps_per_check {
+            let t = (k - 1) as f64 * 0.1 + s as f64 * 1e-3;
+            let rep = sc.world.advance_to(t).unwrap();
+            if let suture::sim::RodReport::Cosserat { iterations: it, .. } = &rep.rods[0] {
+                iterations += it;
+            }
+            let x = sc.world.rods[0].positions();
+            let moved = x
+                .iter()
+                .zip(&prev)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(
+                moved < 0.5 * r,
+                "t {t}: a node moved {moved:.3e} m in one step"
+            );
+            prev.copy_from_slice(x);
+        }
+        let x = sc.world.rods[0].positions();
+        let t = k as f64 * 0.1;
+        let det = topology::determinant_open(x).unwrap();
+        assert_eq!(det, 3, "t {t}: the knot changed (determinant {det})");
+        let dmin = closest_non_neighbours(x, 2);
+        assert!(
+            dmin >= 2.0 * r - 0.01 * r,
+            "t {t}: pair at {dmin:.4e} m < 2r − 1 % r"
+        );
+        let lp = loop_length(x);
+        // Pull force: the tension of the first (straight, clamped-end) segment.
+        let stretch = (x[1] - x[0]).norm() / (l / (x.len() - 1) as f64) - 1.0;
+        if t > 1.0 {
+            loop_len.push(lp);
+            force.push(ea * stretch);
+        }
+        if k % 10 == 0 {
+            println!(
+                "t {t:.1} s: loop {:.4} m, pull {:.3e} N, closest pair 2r {:+.3} % r, det {det}",
+                lp,
+                ea * stretch,
+                100.0 * (dmin - 2.0 * r) / r
+            );
+        }
+    }
+    if let RodModel::Cosserat {
+        self_contact: Some(c),
+        ..
+    } = &sc.world.rods[0].model
+    {
+        println!(
+            "{} Newton iterations in 6000 steps ({:.2} per step); IMC stiffness {:.2e} J after {} raises",
+            iterations,
+            iterations as f64 / 6000.0,
+            c.params.stiffness,
+            c.raises
+        );
+    }
+    // The loop shrinks monotonically while pulled, and the pull force rises with it.
+    assert!(loop_len.windows(2).all(|w| w[1] < w[0]), "{loop_len:?}");
+    let n = force.len();
+    assert!(force[n - 1] > 2.0 * force[n / 4], "{force:?}");
+}
