@@ -72,5 +72,49 @@ fn posed_shooting(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, two_sweep, posed_shooting);
+/// One haptic tick of the quasi-static coupling (digest C.6, sim::tool::StrandsCoupling): a
+/// 10 cm nylon 2-0 cantilever (N = 50) whose tip a k = 10 N/m coupling pulls 1 mm beyond its
+/// reach (taut) while the device moves across at 10 mm/s.
+fn coupled_tick(c: &mut Criterion) {
+    let mut rod = suture(50);
+    let l = rod.length();
+    let prob = StrandsProblem {
+        base_rotation: base(),
+        base_position: Vec3::zeros(),
+        tip: Tip::Free,
+        tip_force: Vec3::zeros(),
+        tip_torque: Vec3::zeros(),
+        distributed_force: Vec3::zeros(),
+    };
+    let mut cp = suture::sim::tool::StrandsCoupling::new(10.0, 0.5, Vec3::new(l, 0.0, 0.0));
+    cp.solve(
+        &mut rod,
+        &prob,
+        &Vec3::new(l + 1e-3, 0.0, 0.0),
+        &Vec3::zeros(),
+        0.0,
+    )
+    .expect("taut start");
+    let mut t = 0.0f64;
+    c.bench_function("strands_coupled_tick_n50_taut_moving", |b| {
+        b.iter(|| {
+            t += 1e-3;
+            // Back and forth across ±5 mm so the state stays bounded.
+            let y = 0.005 * (t * 2.0).sin();
+            let p = Vec3::new(l + 1e-3, y, 0.0);
+            black_box(
+                cp.solve(
+                    &mut rod,
+                    &prob,
+                    &p,
+                    &Vec3::new(0.0, 0.01 * (t * 2.0).cos(), 0.0),
+                    1e-3,
+                )
+                .expect("tick"),
+            )
+        })
+    });
+}
+
+criterion_group!(benches, two_sweep, posed_shooting, coupled_tick);
 criterion_main!(benches);

@@ -143,6 +143,29 @@ fn posed_needle_scene_follows_the_hand() {
     }
 }
 
+/// A STRANDS rod is placed in its rest shape at load (before any solve), so a `[tool]`'s
+/// default workspace origin and the first snapshot are where the centerline says.
+#[test]
+fn strands_rods_start_on_their_centerline() {
+    let sc = suture::scene::load("scenes/cantilever.toml", Default::default()).unwrap();
+    let x = sc.world.rods[0].positions();
+    let l = sc.lengths[0];
+    assert!(x[0].norm() < 1e-15);
+    assert!(
+        (x[x.len() - 1] - suture::math::Vec3::new(l, 0.0, 0.0)).norm() < 1e-12 * l,
+        "{:?}",
+        x[x.len() - 1]
+    );
+    let helix = suture::scene::load("scenes/helix.toml", Default::default()).unwrap();
+    let hx = helix.world.rods[0].positions();
+    // Curved rest shape: consecutive nodes one segment apart (chords of an arc: a little less).
+    let seg = helix.lengths[0] / (hx.len() - 1) as f64;
+    assert!(
+        hx.windows(2)
+            .all(|w| ((w[1] - w[0]).norm() / seg - 1.0).abs() < 1e-3)
+    );
+}
+
 #[test]
 fn every_scene_file_loads() {
     let mut n = 0;

@@ -220,6 +220,8 @@ pub struct Strands {
     positions: Vec<Vec3>,
     /// Current unknowns (warm start).
     unknowns: Unknowns,
+    /// The strain before the current solve (branch guard), kept to avoid allocating per solve.
+    strain_before: Vec<Vec3>,
     /// The last problem solved, with `unknowns` its solution.
     solved: Option<StrandsProblem>,
     /// Largest sweep amplification (log) of the iterates of the current solve.
@@ -426,6 +428,7 @@ impl Strands {
             force: vec![Vec3::zeros(); n + 1],
             rotations: vec![Mat3::identity(); n + 1],
             positions: vec![Vec3::zeros(); n + 1],
+            strain_before: Vec::with_capacity(n),
             unknowns: Unknowns {
                 tip_rotation: Mat3::identity(),
                 tip_force: Vec3::zeros(),
@@ -434,6 +437,20 @@ impl Strands {
             solved: None,
             max_log_amplification: 0.0,
         }
+    }
+
+    /// Place the rod in its rest shape (strain = rest strain) from the base pose, before any
+    /// solve: the positions and frames are otherwise zero until the first [`Strands::solve`].
+    pub fn set_rest_pose(&mut self, base_rotation: &Mat3, base_position: &Vec3) {
+        self.strain.clone_from(&self.rest_strain);
+        for k in 0..self.n {
+            // The segment's increments as the backward sweep stores them (rate −u).
+            let arc = Arc::new(&(-self.strain[k]), self.h);
+            let rt = arc.rot.transpose();
+            self.d_rot[k] = rt;
+            self.d_pos[k] = rt * arc.p;
+        }
+        self.sweep_forward(base_rotation, base_position);
     }
 
     /// Number of segments.
@@ -851,7 +868,8 @@ impl Strands {
         // from the rest shape; a posed end from the straight rest shape starts at a singular
         // (fully stretched) state, where large changes are expected and any branch will do.
         let guard = same_kind || prob.tip == Tip::Free;
-        let before = self.strain.clone();
+        let mut before = std::mem::take(&mut self.strain_before);
+        before.clone_from(&self.strain);
         let mut result = self.newton(prob, &mut report);
         if guard && result.is_ok() && self.strain_change(&before) > MAX_STRAIN_CHANGE {
             // Converged, but far from the warm start: possibly onto another equilibrium branch.
@@ -871,6 +889,7 @@ impl Strands {
         } else if result.is_err() {
             result = self.continuation(&start, prob, guard, &mut report);
         }
+        self.strain_before = before;
         let tension_scale = self.length * self.length / self.stiffness.x.min(self.stiffness.y);
         let limit = self.config.max_amplification.ln();
         match result {

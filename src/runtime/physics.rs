@@ -26,8 +26,10 @@ pub struct PhysicsReport {
     pub steps: u64,
     /// Steps that did not converge within the iteration cap.
     pub unconverged: u64,
-    /// Steps the solver refused (state rolled back; the loop goes on).
+    /// Steps the solver refused (state rolled back; the loop goes on), and the last reason.
     pub failed: u64,
+    /// See `failed`.
+    pub last_error: Option<crate::sim::SimError>,
     /// Snapshots skipped because the viewer held every buffer.
     pub skipped_snapshots: u64,
     /// The world at the end.
@@ -64,6 +66,7 @@ pub fn spawn(
         let mut pacer = Pacer::new(dt);
         let h = dt.as_secs_f64();
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
+        let mut last_error = None;
         let mut compute = Duration::ZERO;
         let (k, c, kr) = tool
             .as_ref()
@@ -91,7 +94,10 @@ pub fn spawn(
                     steps += 1;
                     unconverged += u64::from(!rep.converged);
                 }
-                Err(_) => failed += 1,
+                Err(e) => {
+                    failed += 1;
+                    last_error = Some(e);
+                }
             }
             let published = (Instant::now() - start).as_secs_f64();
             let tool_state = tool.as_ref().map(|(r, s)| {
@@ -102,12 +108,21 @@ pub fn spawn(
                         let e = s.node.min(c.segments() - 1);
                         (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
                     }
-                    crate::sim::RodModel::Strands(_) => (
-                        x[s.node],
-                        crate::math::Quat::identity(),
-                        crate::math::Vec3::zeros(),
-                        crate::math::Vec3::zeros(),
-                    ),
+                    crate::sim::RodModel::Strands(st) => {
+                        let e = s.node.min(st.segments() - 1);
+                        let m = nalgebra::Rotation3::from_matrix_unchecked(st.rotations()[e]);
+                        // Quasi-static: the tool's velocity is the tip's over the last tick.
+                        let v = s
+                            .quasi_static
+                            .as_ref()
+                            .map_or(crate::math::Vec3::zeros(), |_| s.target_velocity);
+                        (
+                            x[s.node],
+                            crate::math::Quat::from_rotation_matrix(&m),
+                            v,
+                            crate::math::Vec3::zeros(),
+                        )
+                    }
                 };
                 (*r, s, pos, rot, vel, ang)
             });
@@ -162,6 +177,7 @@ pub fn spawn(
             steps,
             unconverged,
             failed,
+            last_error,
             skipped_snapshots: links.snapshots.skipped,
             world,
             tool,

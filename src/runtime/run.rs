@@ -98,6 +98,13 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     // (sim::tool::ToolSpring::evaluate_frames): no rotational damper on the hand either, so
     // what the hand feels is what the rod receives.
     coupling.cr = 0.0;
+    // A quasi-static (STRANDS) rod is coupled by its tip force only (digest C.6).
+    if matches!(
+        setup.world.rods[t.rod].model,
+        crate::sim::RodModel::Strands(_)
+    ) {
+        coupling.kr = 0.0;
+    }
     let mut spring = ToolSpring::new(t.node, coupling.k, coupling.c);
     spring.kr = coupling.kr;
     let rod = &setup.world.rods[t.rod];

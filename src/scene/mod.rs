@@ -882,9 +882,9 @@ fn build_rod(
     let model = if strands {
         let ei = params.bending_stiffness();
         let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
-        RodModel::Strands(Box::new(Strands::new(
-            length, elements, stiffness, rest, config,
-        )))
+        let mut s = Strands::new(length, elements, stiffness, rest, config);
+        s.set_rest_pose(&drive.base.0, &drive.base.1);
+        RodModel::Strands(Box::new(s))
     } else {
         let mut cp = CosseratParams::new(&params, length, elements);
         cp.rest_darboux = rest;

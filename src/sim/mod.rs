@@ -13,7 +13,7 @@ use crate::rod::{
     CosseratError, CosseratReport, CosseratRod, Drive, EndTarget, Strands, StrandsError,
     StrandsProblem, StrandsReport, Tip,
 };
-use tool::ToolSpring;
+use tool::{StrandsCoupling, ToolSpring};
 
 /// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
 /// before the first time and the last value after the last.
@@ -233,6 +233,9 @@ pub enum ModelError {
     /// From the Cosserat rod.
     #[error(transparent)]
     Cosserat(#[from] CosseratError),
+    /// From the quasi-static coupling's tip-force solve.
+    #[error(transparent)]
+    Coupling(#[from] tool::CouplingError),
 }
 
 /// What one rod's solver did over a frame.
@@ -333,17 +336,12 @@ pub struct RealtimeStep {
 }
 
 impl World {
-    /// Whether the world can run in the real-time loop: every rod a dynamic Cosserat rod.
-    /// The error says which rod is not, and why.
+    /// Whether the world can run in the real-time loop: every rod a dynamic Cosserat rod or a
+    /// STRANDS rod (solved to equilibrium each tick). The error says which rod is not, and why.
     pub fn check_realtime(&self) -> Result<(), String> {
         for (i, r) in self.rods.iter().enumerate() {
             match &r.model {
-                RodModel::Strands(_) => {
-                    return Err(format!(
-                        "rods[{i}] uses model \"strands\"; the real-time loop steps dynamic \
-                         Cosserat rods (set solver.model = \"cosserat\")"
-                    ));
-                }
+                RodModel::Strands(_) => {}
                 RodModel::Cosserat {
                     quasi_static: true, ..
                 } => {
@@ -375,6 +373,39 @@ impl World {
         };
         let mut first_err = None;
         for (i, rod) in self.rods.iter_mut().enumerate() {
+            // Quasi-static rods: the equilibrium at t, the held one with the tip force solved
+            // with the coupling (digest C.6).
+            if let RodModel::Strands(s) = &mut rod.model {
+                let prob = rod.drive.problem_at(t);
+                let res = match tool.as_mut() {
+                    Some((r, spring)) if *r == i => {
+                        let tip = s.positions()[s.positions().len() - 1];
+                        let cp = spring
+                            .quasi_static
+                            .get_or_insert_with(|| Box::new(StrandsCoupling::new(0.0, 0.0, tip)));
+                        // Spring only: a damper c/h on a massless equilibrium is a far stiffer
+                        // spring than k (1 kN/m for c = 1.3 N s/m at 1 ms) and makes the
+                        // solve stiff for no benefit; the hand side keeps its damping.
+                        (cp.k, cp.c) = (spring.k, 0.0);
+                        let r = cp
+                            .solve(s, &prob, &spring.target, &spring.target_velocity, h)
+                            .map(|it| {
+                                out.iterations += it;
+                            });
+                        spring.force = cp.force;
+                        r.map_err(ModelError::from)
+                    }
+                    _ => s.solve(&prob).map(|_| ()).map_err(ModelError::from),
+                };
+                if let Err(source) = res {
+                    first_err.get_or_insert(SimError {
+                        rod: i,
+                        time: t,
+                        source,
+                    });
+                }
+                continue;
+            }
             let RodModel::Cosserat {
                 rod: c,
                 quasi_static: false,

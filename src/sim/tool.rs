@@ -37,6 +37,9 @@ pub struct ToolSpring {
     pub target_rotation: Quat,
     /// The held node's segment (0 for node 0, else node − 1).
     pub segment: usize,
+    /// When the held rod is quasi-static (STRANDS): the coupled tip-force solve used instead
+    /// of the potential (created on the first step).
+    pub quasi_static: Option<Box<StrandsCoupling>>,
 }
 
 impl ToolSpring {
@@ -54,6 +57,7 @@ impl ToolSpring {
             kr: 0.0,
             target_rotation: Quat::identity(),
             segment: node.saturating_sub(1),
+            quasi_static: None,
         }
     }
 
@@ -186,4 +190,154 @@ pub struct ToolSetup {
     pub workspace_scale: f64,
     /// See `workspace_scale`.
     pub workspace_offset: Vec3,
+}
+
+/// The virtual coupling for the quasi-static model (digest-cosserat C.6, "In Pai's
+/// quasi-static model"): the tip force is not lagged but solved for. With the rod's tip
+/// position `r(F)` at equilibrium under the tip force `F`, find `F` with
+///
+///   `g(F) = F − k (p_d − r(F)) − c (v_d − (r(F) − r_prev)/h) = 0`
+///
+/// by Newton with the Jacobian `I + (k + c/h) ∂r/∂F`; `∂r/∂F` (the tip compliance) comes from
+/// six finite-difference solves, is kept across ticks and corrected by Broyden's secant update
+/// after every iteration, and is recomputed only when an iteration fails to reduce `|g|`.
+/// Warm-started from the previous tick's force.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrandsCoupling {
+    /// Stiffness [N/m] and damping [N s/m].
+    pub k: f64,
+    /// See `k`.
+    pub c: f64,
+    /// Force on the rod's tip at the last solve [N].
+    pub force: Vec3,
+    /// Tip position at the last solve [m].
+    pub tip: Vec3,
+    compliance: Option<Mat3>,
+    /// Rod solves so far (each a STRANDS equilibrium), and compliance recomputations.
+    pub solves: u64,
+    /// See `solves`.
+    pub jacobians: u64,
+}
+
+/// Why a coupled quasi-static solve failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CouplingError {
+    /// The rod solve failed.
+    #[error(transparent)]
+    Rod(#[from] crate::rod::StrandsError),
+    /// Newton on the tip force did not converge.
+    #[error("the coupled tip force did not converge (|g| = {0:.3e} N)")]
+    NoConvergence(f64),
+}
+
+impl StrandsCoupling {
+    /// A coupling of stiffness `k` [N/m] and damping `c` [N s/m], its tip at `tip` [m].
+    pub fn new(k: f64, c: f64, tip: Vec3) -> Self {
+        StrandsCoupling {
+            k,
+            c,
+            force: Vec3::zeros(),
+            tip,
+            compliance: None,
+            solves: 0,
+            jacobians: 0,
+        }
+    }
+
+    fn tip_under(
+        &mut self,
+        rod: &mut crate::rod::Strands,
+        prob: &crate::rod::StrandsProblem,
+        f: &Vec3,
+    ) -> Result<Vec3, crate::rod::StrandsError> {
+        let mut p = *prob;
+        p.tip = crate::rod::Tip::Free;
+        p.tip_force = prob.tip_force + f;
+        rod.solve(&p)?;
+        self.solves += 1;
+        let x = rod.positions();
+        Ok(x[x.len() - 1])
+    }
+
+    /// Solve the coupled equilibrium for the device at `p_d` [m] moving at `v_d` [m/s], the
+    /// tick `h` [s] after the previous one (`h = 0`: no damping), the rod's loads and base from
+    /// `prob` (its tip condition is replaced by a free tip under the coupling force). Returns
+    /// the Newton iterations used.
+    pub fn solve(
+        &mut self,
+        rod: &mut crate::rod::Strands,
+        prob: &crate::rod::StrandsProblem,
+        p_d: &Vec3,
+        v_d: &Vec3,
+        h: f64,
+    ) -> Result<usize, CouplingError> {
+        let r_prev = self.tip;
+        let (k, c) = (self.k, self.c);
+        let kd = if h > 0.0 { k + c / h } else { k };
+        let g = |f: &Vec3, r: &Vec3| {
+            let mut g = f - (p_d - r) * k;
+            if h > 0.0 {
+                g -= (v_d - (r - r_prev) / h) * c;
+            }
+            g
+        };
+        let mut f = self.force;
+        let mut r = self.tip_under(rod, prob, &f)?;
+        let mut gf = g(&f, &r);
+        let scale = (self.k * rod.length()).max(1e-12);
+        // 1e-9 of k·L: far below any force a hand or a suture feels.
+        let tol = 1e-9 * scale;
+        for it in 0..12 {
+            if gf.norm() <= tol {
+                self.force = f;
+                self.tip = r;
+                return Ok(it);
+            }
+            if self.compliance.is_none() {
+                // ∂r/∂F by central differences (symmetric for a conservative load).
+                let eps = 1e-6 * (f.norm() + 1e-3 * scale);
+                let mut cmat = Mat3::zeros();
+                for a in 0..3 {
+                    let mut e = Vec3::zeros();
+                    e[a] = eps;
+                    let rp = self.tip_under(rod, prob, &(f + e))?;
+                    let rm = self.tip_under(rod, prob, &(f - e))?;
+                    cmat.set_column(a, &((rp - rm) / (2.0 * eps)));
+                }
+                self.compliance = Some(cmat);
+                self.jacobians += 1;
+            }
+            let j = Mat3::identity() + self.compliance.expect("set above") * kd;
+            let Some(ji) = j.try_inverse() else {
+                self.compliance = None;
+                continue;
+            };
+            let f_new = f - ji * gf;
+            let r_new = self.tip_under(rod, prob, &f_new)?;
+            let g_new = g(&f_new, &r_new);
+            if g_new.norm() >= 0.5 * gf.norm() {
+                // Slow or no progress: the stored compliance is stale; recompute it here.
+                self.compliance = None;
+            } else if let Some(cm) = self.compliance.as_mut() {
+                // Broyden's update of the compliance with the secant (ΔF, Δr): no extra solve.
+                let df = f_new - f;
+                let dr = r_new - r;
+                let nn = df.norm_squared();
+                if nn > 0.0 {
+                    *cm += (dr - *cm * df) * df.transpose() / nn;
+                }
+            }
+            (f, r, gf) = (f_new, r_new, g_new);
+        }
+        if gf.norm() <= 1e3 * tol {
+            self.force = f;
+            self.tip = r;
+            return Ok(12);
+        }
+        // Leave the rod at the last accepted force, so the next tick starts from a
+        // consistent state.
+        let last = self.force;
+        let _ = self.tip_under(rod, prob, &last);
+        Err(CouplingError::NoConvergence(gf.norm()))
+    }
 }
