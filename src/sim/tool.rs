@@ -219,6 +219,9 @@ pub struct StrandsCoupling {
     pub jacobians: u64,
 }
 
+/// Newton iterations on the tip force per tick before giving up.
+pub const MAX_COUPLING_ITERATIONS: usize = 30;
+
 /// Why a coupled quasi-static solve failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CouplingError {
@@ -287,7 +290,7 @@ impl StrandsCoupling {
         let scale = (self.k * rod.length()).max(1e-12);
         // 1e-9 of k·L: far below any force a hand or a suture feels.
         let tol = 1e-9 * scale;
-        for it in 0..12 {
+        for it in 0..MAX_COUPLING_ITERATIONS {
             if gf.norm() <= tol {
                 self.force = f;
                 self.tip = r;
@@ -312,7 +315,14 @@ impl StrandsCoupling {
                 self.compliance = None;
                 continue;
             };
-            let f_new = f - ji * gf;
+            // A step in force of at most k·L/10 (the force that moves the device a tenth of
+            // the rod away): the shooting solve then starts near its last solution.
+            let mut df = ji * gf;
+            let cap = 0.1 * scale;
+            if df.norm() > cap {
+                df *= cap / df.norm();
+            }
+            let f_new = f - df;
             let r_new = self.tip_under(rod, prob, &f_new)?;
             let g_new = g(&f_new, &r_new);
             if g_new.norm() >= 0.5 * gf.norm() {
@@ -332,7 +342,7 @@ impl StrandsCoupling {
         if gf.norm() <= 1e3 * tol {
             self.force = f;
             self.tip = r;
-            return Ok(12);
+            return Ok(MAX_COUPLING_ITERATIONS);
         }
         // Leave the rod at the last accepted force, so the next tick starts from a
         // consistent state.
