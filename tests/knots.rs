@@ -3,7 +3,8 @@
 //! overhand knot relaxed for 1 s, then pulled apart by its clamped ends at 10 mm/s each).
 //! Checked every 0.1 s: the knot stays a trefoil (determinant 3, from geometry alone), no
 //! non-neighbour segment pair is closer than 2r − 1 % r (brute force over all pairs), no step
-//! moves a node farther than 0.5 r, and the pull force rises as the loop shrinks.
+//! moves a node farther than the continuous-collision bound (2r, with candidate pairs frozen
+//! over 4r), and the pull force rises as the loop shrinks.
 
 use suture::contact::segment;
 use suture::math::Vec3;
@@ -23,8 +24,9 @@ fn closest_non_neighbours(x: &[Vec3], skip: usize) -> f64 {
 }
 
 #[test]
-#[ignore = "work in progress (issue #5): the soft 0.41 m tails stay slack over the 5 s pull, so \
-            the knot slides instead of tightening; run with --ignored to see the figures"]
+#[ignore = "work in progress (issue #5): over the 5 s pull the soft 0.4 m tails straighten and \
+            drag the knot along, but it does not tighten yet (closest pair stays ~16 % r above \
+            contact); run with --ignored to see the figures"]
 fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     let mut sc = scene::load("scenes/knot_overhand.toml", Overrides::default()).unwrap();
     let r = sc.params[0].radius;
@@ -35,6 +37,32 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
         topology::determinant_open(sc.world.rods[0].positions()).unwrap(),
         3
     );
+    {
+        let x = sc.world.rods[0].positions();
+        let n = x.len() - 1;
+        let (mut best, mut at) = (f64::INFINITY, (0, 0));
+        for i in 0..n {
+            for j in i + 3..n {
+                let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+                if d < best {
+                    (best, at) = (d, (i, j));
+                }
+            }
+        }
+        println!(
+            "x[{}] = {:?}, x[{}] = {:?}, x[{}]={:?}",
+            at.0,
+            x[at.0],
+            at.1,
+            x[at.1],
+            at.1 + 1,
+            x[at.1 + 1]
+        );
+        println!(
+            "t 0: closest non-neighbour pair {at:?} at {best:.4e} m = 2r {:+.2} % r",
+            100.0 * (best - 2.0 * r) / r
+        );
+    }
     let mut prev = sc.world.rods[0].positions().to_vec();
     // The tails are pulled along their own lines: a node still on its tail's line (within
     // r/2) is tail; the rest is the knot's loop.
@@ -47,7 +75,7 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     ];
     let on_line = |p: &Vec3, (a, d): (Vec3, Vec3)| {
         let v = p - a;
-        (v - d * v.dot(&d)).norm() < 0.5 * r
+        (v - d * v.dot(&d)).norm() < 2.0 * r
     };
     let loop_length = |x: &[Vec3]| {
         let a = x.iter().take_while(|p| on_line(p, lines[0])).count();
@@ -56,14 +84,26 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     };
     let (mut loop_len, mut force) = (Vec::new(), Vec::new());
     let mut iterations = 0;
+    let mut max_moved = 0.0f64;
     let steps_per_check = 100;
     for k in 1..=60 {
         // Step by step (1 ms) to check every step's largest node motion.
         for s in 1..=steps_per_check {
             let t = (k - 1) as f64 * 0.1 + s as f64 * 1e-3;
             let rep = sc.world.advance_to(t).unwrap();
-            if let suture::sim::RodReport::Cosserat { iterations: it, .. } = &rep.rods[0] {
+            if let suture::sim::RodReport::Cosserat {
+                iterations: it,
+                self_contact: Some(st),
+                ..
+            } = &rep.rods[0]
+            {
                 iterations += it;
+                if k == 1 && s <= 3 {
+                    println!(
+                        "step {s}: {it} iterations, {} candidates, min {:.4e} m, k_c {:.2e} J, {} raises",
+                        st.candidates, st.min_distance, st.stiffness, st.raises
+                    );
+                }
             }
             let x = sc.world.rods[0].positions();
             let moved = x
@@ -71,8 +111,11 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
                 .zip(&prev)
                 .map(|(a, b)| (a - b).norm())
                 .fold(0.0, f64::max);
+            // Continuous collision safety is on (SelfContact::max_step): a node may move up to
+            // margin/2 = 2r per step, and never more.
+            max_moved = max_moved.max(moved);
             assert!(
-                moved < 0.5 * r,
+                moved <= 2.0 * r * (1.0 + 1e-9),
                 "t {t}: a node moved {moved:.3e} m in one step"
             );
             prev.copy_from_slice(x);
@@ -108,7 +151,7 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     } = &sc.world.rods[0].model
     {
         println!(
-            "{} Newton iterations in 6000 steps ({:.2} per step); IMC stiffness {:.2e} J after {} raises",
+            "{} Newton iterations in 6000 steps ({:.2} per step); IMC stiffness {:.2e} J after {} raises; largest step motion {max_moved:.2e} m",
             iterations,
             iterations as f64 / 6000.0,
             c.params.stiffness,

@@ -5,9 +5,11 @@
 //!
 //! - Candidates are found by the grid broad phase at the start of each step (cutoff
 //!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
-//!   as in the thesis (digest E2.8); a conservative-advancement bound on every Newton step
-//!   (no iterate moves a candidate pair closer than contact faster than its gap allows) keeps
-//!   iterates from tunnelling through each other.
+//!   as in the thesis (digest E2.8); no candidate pair closes faster than its gap allows within
+//!   a Newton step (conservative advancement). A pair outside the candidate set cannot reach
+//!   contact within a step if no node moves more than margin/2 in it: the margin (4h) is
+//!   sized for that, and [`SelfContact::max_motion`] reports the largest motion of the last
+//!   accepted step so a caller can check it.
 //! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, digest B5), rank one
 //!   per pair over its four nodes. Contact couples nodes far apart in index, so the terms stay
 //!   out of the band: the Newton solver adds them by the Woodbury identity (one banded solve
@@ -47,6 +49,10 @@ pub struct SelfContact {
     pub min_distance: f64,
     /// Times the stiffness was raised.
     pub raises: usize,
+    /// Largest node motion over the last accepted step [m] (tunnelling-safe below margin/2).
+    pub max_motion: f64,
+    /// Node positions at the start of the step.
+    x_start: Vec<Vec3>,
 }
 
 impl SelfContact {
@@ -60,12 +66,14 @@ impl SelfContact {
                 sharpness: 50.0,
             },
             skip: DEFAULT_SKIP,
-            margin: 2.0 * radius,
+            margin: 4.0 * radius,
             tolerance: 0.01 * radius,
             pairs: Vec::new(),
             active: 0,
             min_distance: f64::INFINITY,
             raises: 0,
+            max_motion: 0.0,
+            x_start: Vec::new(),
         }
     }
 
@@ -84,6 +92,8 @@ impl SelfContact {
 impl NodePotential for SelfContact {
     fn begin(&mut self, x_start: &[Vec3], _h: Option<f64>) {
         self.pairs = broad::candidates(x_start, self.skip, self.contact_distance() + self.margin);
+        self.x_start.clear();
+        self.x_start.extend_from_slice(x_start);
     }
 
     fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
@@ -125,6 +135,11 @@ impl NodePotential for SelfContact {
     }
 
     fn accept(&mut self, x: &[Vec3]) -> bool {
+        self.max_motion = x
+            .iter()
+            .zip(&self.x_start)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max);
         let mut min = f64::INFINITY;
         let mut active = 0;
         for &(i, j) in &self.pairs {
@@ -143,10 +158,10 @@ impl NodePotential for SelfContact {
     }
 
     fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
+        let mut t = 1.0f64;
         // Conservative advancement: the closest points of a pair approach each other at most
         // as fast as the largest motion of their four nodes (twice, one per segment).
         let tol = self.tolerance;
-        let mut t = 1.0f64;
         for &(i, j) in &self.pairs {
             let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
             let gap = d - self.contact_distance();

@@ -919,14 +919,18 @@ fn build_rod(
                 ObstacleContact::stiffness_for(weight + loads, params.radius),
             ))
         });
-        // Self-contact: the initial IMC stiffness holds the rod's weight plus its end loads
-        // at a hundredth of the radius; it rises by itself under larger loads.
+        // Self-contact: the initial IMC stiffness holds the larger of the rod's weight plus
+        // its end loads and its bending force scale EI/l² (l the segment length: what a bent
+        // rod presses on itself with) at a tenth of the tolerance; it rises by itself under
+        // larger loads.
         let self_contact = dynamics.self_contact.then(|| {
             let weight = params.linear_density() * length * gravity.norm();
             let loads = drive.base_force.norm() + drive.tip_force.norm();
+            let seg = length / elements as f64;
+            let bending = params.bending_stiffness() / (seg * seg);
             Box::new(SelfContact::new(
                 params.radius,
-                SelfContact::stiffness_for(weight + loads, params.radius),
+                SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
             ))
         });
         RodModel::Cosserat {
