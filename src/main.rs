@@ -401,11 +401,11 @@ fn simulate(
         if let Some(c) = self_contact[i] {
             let r = sc.params[i].radius;
             println!(
-                "rod{i}: self-contact: {} of {} candidate pairs touching at the end, closest approach over the run {:.4e} m = 2r − {:.2} % r, IMC stiffness {:.2e} J ({} raises)",
+                "rod{i}: self-contact: {} of {} candidate pairs touching at the end, closest approach over the run {:.4e} m = 2r {:+.2} % r, IMC stiffness {:.2e} J ({} raises)",
                 c.active,
                 c.candidates,
                 min_gap[i],
-                100.0 * (2.0 * r - min_gap[i]) / r,
+                100.0 * (min_gap[i] - 2.0 * r) / r,
                 c.stiffness,
                 c.raises
             );
