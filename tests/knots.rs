@@ -1,10 +1,10 @@
 //! Knot tightening with IMC self-contact (issue #5, digest-der-imc D10/F5) on the thesis rod:
 //! L = 1 m, r = 1.6 mm, E = 0.18 MPa, ρ = 1180 kg/m³ (scenes/knot_overhand.toml: a loose
-//! overhand knot relaxed for 1 s, then pulled apart by its clamped ends at 10 mm/s each).
-//! Checked every 0.1 s: the knot stays a trefoil (determinant 3, from geometry alone), no
-//! non-neighbour segment pair is closer than 2r − 1 % r (brute force over all pairs), no step
-//! moves a node farther than the continuous-collision bound (2r, with candidate pairs frozen
-//! over 4r), and the pull force rises as the loop shrinks.
+//! overhand knot held for 1 s, then pulled apart along its collinear tails at 12 mm/s each).
+//! Checked every 0.1 s over 10 s: the knot stays a trefoil (determinant 3, from geometry
+//! alone), no non-neighbour segment pair is closer than 2r − 1 % r (brute force over all
+//! pairs); every step: no node moves farther than 0.5 r; over the pull the loop shrinks and the
+//! pull force rises (by thirds of the pull). About a minute in release.
 
 use suture::contact::segment;
 use suture::math::Vec3;
@@ -24,9 +24,6 @@ fn closest_non_neighbours(x: &[Vec3], skip: usize) -> f64 {
 }
 
 #[test]
-#[ignore = "work in progress (issue #5): over the 5 s pull the soft 0.4 m tails straighten and \
-            drag the knot along, but it does not tighten yet (closest pair stays ~16 % r above \
-            contact); run with --ignored to see the figures"]
 fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     let mut sc = scene::load("scenes/knot_overhand.toml", Overrides::default()).unwrap();
     let r = sc.params[0].radius;
@@ -86,7 +83,7 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     let mut iterations = 0;
     let mut max_moved = 0.0f64;
     let steps_per_check = 100;
-    for k in 1..=60 {
+    for k in 1..=100 {
         // Step by step (1 ms) to check every step's largest node motion.
         for s in 1..=steps_per_check {
             let t = (k - 1) as f64 * 0.1 + s as f64 * 1e-3;
@@ -111,11 +108,11 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
                 .zip(&prev)
                 .map(|(a, b)| (a - b).norm())
                 .fold(0.0, f64::max);
-            // Continuous collision safety is on (SelfContact::max_step): a node may move up to
-            // margin/2 = 2r per step, and never more.
+            // No step moves a node farther than 0.5 r (digest F5 B; candidate pairs are
+            // frozen over 4r, so this leaves a wide safety factor against tunnelling).
             max_moved = max_moved.max(moved);
             assert!(
-                moved <= 2.0 * r * (1.0 + 1e-9),
+                moved < 0.5 * r,
                 "t {t}: a node moved {moved:.3e} m in one step"
             );
             prev.copy_from_slice(x);
@@ -151,15 +148,25 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     } = &sc.world.rods[0].model
     {
         println!(
-            "{} Newton iterations in 6000 steps ({:.2} per step); IMC stiffness {:.2e} J after {} raises; largest step motion {max_moved:.2e} m",
+            "{} Newton iterations in 10000 steps ({:.2} per step); IMC stiffness {:.2e} J after {} raises; largest step motion {max_moved:.2e} m",
             iterations,
-            iterations as f64 / 6000.0,
+            iterations as f64 / 10000.0,
             c.params.stiffness,
             c.raises
         );
     }
-    // The loop shrinks monotonically while pulled, and the pull force rises with it.
-    assert!(loop_len.windows(2).all(|w| w[1] < w[0]), "{loop_len:?}");
-    let n = force.len();
-    assert!(force[n - 1] > 2.0 * force[n / 4], "{force:?}");
+    // The loop shrinks while pulled (means over thirds of the pull: the tail-line measure
+    // moves in steps of a segment and the tails sway), and the pull force rises with it.
+    let n = loop_len.len();
+    let third =
+        |v: &[f64], k: usize| v[k * n / 3..(k + 1) * n / 3].iter().sum::<f64>() / (n / 3) as f64;
+    let (l0, l1, l2) = (
+        third(&loop_len, 0),
+        third(&loop_len, 1),
+        third(&loop_len, 2),
+    );
+    let (f0, f1, f2) = (third(&force, 0), third(&force, 1), third(&force, 2));
+    println!("loop by thirds {l0:.4} > {l1:.4} > {l2:.4} m; pull {f0:.3e} < {f1:.3e} < {f2:.3e} N");
+    assert!(l0 > l1 && l1 > l2, "{loop_len:?}");
+    assert!(f0 < f1 && f1 < f2 && f2 > 2.0 * f0, "{force:?}");
 }
