@@ -83,7 +83,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",
@@ -124,6 +124,10 @@ const CASES: &[(&str, &str)] = &[
     (
         "tests/fixtures/bad/tissue_size.toml",
         r#"tests/fixtures/bad/tissue_size.toml:11:14: tissue.size[1] must be > 0 [m], got 0"#,
+    ),
+    (
+        "tests/fixtures/bad/self_friction.toml",
+        r#"tests/fixtures/bad/self_friction.toml:2:17: self_friction needs self_contact = true"#,
     ),
 ];
 

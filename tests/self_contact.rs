@@ -220,3 +220,135 @@ fn grid_broad_phase_equals_brute_force() {
         }
     }
 }
+
+/// The self-contact potential (IMC pairs + lagged friction) through the solver's interface:
+/// gradient vs finite differences of the value; the friction part's Hessian (band + rank-one
+/// terms, with friction minus without) vs finite differences of its gradient, with the slip
+/// below and above ε_u. (The contact part's Hessian is the Gauss–Newton block by design;
+/// U11 checks it.)
+#[test]
+fn self_contact_potential_with_friction_matches_finite_differences() {
+    use suture::contact::SelfContact;
+    use suture::rod::banded::Banded;
+    use suture::rod::cosserat::{LowRank, NodePotential, PotentialSink};
+    let h = 1.6e-3;
+    // A rod of 8 nodes folded so that segment 1 lies across segment 5 at about 1.98 h.
+    let x0: Vec<Vec3> = vec![
+        Vec3::new(-2.0 * h, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(2.0 * h, 0.1 * h, 0.0),
+        Vec3::new(4.0 * h, 2.0 * h, 0.3 * h),
+        Vec3::new(3.0 * h, 4.0 * h, 1.0 * h),
+        Vec3::new(1.2 * h, 1.5 * h, 1.98 * h),
+        Vec3::new(0.8 * h, -1.5 * h, 1.98 * h),
+        Vec3::new(0.0, -4.0 * h, 2.5 * h),
+    ];
+    let mut c = SelfContact::new(h, 1e-3);
+    c.friction = 0.4;
+    c.skip = 2;
+    c.begin(&x0, Some(1e-3));
+    assert!(!c.pairs.is_empty());
+    let n = x0.len() - 1;
+    let dim = 6 * n + 3;
+    let mut c0 = c.clone();
+    c0.friction = 0.0;
+    let eval_with = |c: &SelfContact, x: &[Vec3], want_h: bool| {
+        let mut g = vec![0.0; dim];
+        let mut band = Banded::new(dim, 8);
+        let mut lr: Vec<LowRank> = Vec::new();
+        let v = {
+            let mut sink = PotentialSink::with_low_rank(
+                &mut g,
+                if want_h { Some(&mut band) } else { None },
+                &mut lr,
+            );
+            c.evaluate(x, Some(&mut sink))
+        };
+        (v, g, band, lr)
+    };
+    // Friction only: with friction minus without (same lags, same pairs).
+    let eval = |x: &[Vec3], want_h: bool| {
+        let (v1, g1, b1, lr1) = eval_with(&c, x, want_h);
+        let (v0, g0, b0, lr0) = eval_with(&c0, x, want_h);
+        let g: Vec<f64> = g1.iter().zip(&g0).map(|(a, b)| a - b).collect();
+        let mut band = b1;
+        let m0 = lr0.len();
+        // The contact terms come first and are the same in both: keep the friction ones.
+        assert!(lr1[..m0] == lr0[..]);
+        for r in 0..dim {
+            for q in r.saturating_sub(8)..=r {
+                let d = b0.get(r, q);
+                band.add_lower(r, q, -d);
+            }
+        }
+        (v1 - v0, g, band, lr1[m0..].to_vec())
+    };
+    let mut rng = Rng(21);
+    for (case, slip) in [("stick", 2e-8), ("slip", 3e-6)] {
+        // Move the top segment tangentially by `slip` (below / above ε_u = 1e-7 m).
+        let mut x = x0.clone();
+        let dir = (rng.vec() - Vec3::repeat(0.5)).normalize();
+        for p in &mut x[5..=6] {
+            *p += Vec3::new(dir.x, dir.y, 0.0) * slip;
+        }
+        let (_, g, band, lr) = eval(&x, true);
+        // Dense Hessian over positions: band (position blocks) + Σ c u uᵀ.
+        let m = 3 * (n + 1);
+        let mut hd = vec![0.0; m * m];
+        for a in 0..=n {
+            for b in 0..=n {
+                for p in 0..3 {
+                    for q in 0..3 {
+                        hd[(3 * a + p) * m + 3 * b + q] = band.get(6 * a + p, 6 * b + q);
+                    }
+                }
+            }
+        }
+        for t in &lr {
+            for a in 0..4 {
+                for b in 0..4 {
+                    for p in 0..3 {
+                        for q in 0..3 {
+                            hd[(3 * t.nodes[a] + p) * m + 3 * t.nodes[b] + q] +=
+                                t.c * t.u[3 * a + p] * t.u[3 * b + q];
+                        }
+                    }
+                }
+            }
+        }
+        let eps = 1e-10;
+        let gmax = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let hmax = hd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for node in 0..=n {
+            for k in 0..3 {
+                let mut xp = x.clone();
+                let mut xm = x.clone();
+                xp[node][k] += eps;
+                xm[node][k] -= eps;
+                let (vp, gp, _, _) = eval(&xp, false);
+                let (vm, gm, _, _) = eval(&xm, false);
+                let fd = (vp - vm) / (2.0 * eps);
+                let an = g[6 * node + k];
+                assert!(
+                    (fd - an).abs() < 1e-5 * gmax,
+                    "{case}: gradient node {node} axis {k}: {an} vs fd {fd}"
+                );
+                for b in 0..=n {
+                    for q in 0..3 {
+                        let fdh = (gp[6 * b + q] - gm[6 * b + q]) / (2.0 * eps);
+                        let anh = hd[(3 * b + q) * m + 3 * node + k];
+                        assert!(
+                            (fdh - anh).abs() < 1e-4 * hmax,
+                            "{case}: hessian ({b},{q})x({node},{k}): {anh} vs fd {fdh}"
+                        );
+                    }
+                }
+            }
+        }
+        println!(
+            "{case}: {} pairs, {} rank-one terms, |g| max {gmax:.3e}",
+            c.pairs.len(),
+            lr.len()
+        );
+    }
+}

@@ -188,7 +188,7 @@ fn penalty(delta: f64, k: f64, eps: f64) -> (f64, f64, f64) {
 
 /// IPC's friction mollifier: f0, f1 = f0', f1' (y ≥ 0).
 #[inline]
-fn mollifier(y: f64, eps: f64) -> (f64, f64, f64) {
+pub(crate) fn mollifier(y: f64, eps: f64) -> (f64, f64, f64) {
     if y < eps {
         (
             -y.powi(3) / (3.0 * eps * eps) + y * y / eps + eps / 3.0,

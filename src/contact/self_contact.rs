@@ -18,10 +18,19 @@
 //!   `k_c` raised tenfold (the IMC energy has no barrier: non-penetration is only as good as
 //!   `k_c`, digest E2.7).
 //!
-//! Friction (kinetic and static) is not here yet.
+//! - Friction (Coulomb, μ = `friction`): the IPC form of lagged friction, as for obstacles
+//!   (contact::obstacle): per pair the normal force λ = −E'(Δ), the closest-point parameters and
+//!   the normal are frozen at the step's start; the closest points' relative tangential
+//!   displacement over the step, y, carries the dissipation potential `μ λ f0(y)` with IPC's
+//!   mollifier (f0' = 1 beyond ε_u = slip speed × h, a stiff linear spring below it). Below the
+//!   slip speed (1e-4 m/s) a pair sticks: a load under μλ leaves it creeping at most that fast,
+//!   instead of sliding as with the thesis's velocity-scaled kinetic friction (digest E2.10).
+//!   Its Hessian is two rank-one terms per pair (along the slip and across it), solved with the
+//!   contact terms.
 
 use super::broad;
 use super::imc::{ImcParams, energy_of_distance};
+use super::obstacle::mollifier;
 use super::segment;
 use crate::math::Vec3;
 use crate::rod::cosserat::{NodePotential, PotentialSink};
@@ -51,8 +60,16 @@ pub struct SelfContact {
     pub raises: usize,
     /// Largest node motion over the last accepted step [m] (tunnelling-safe below margin/2).
     pub max_motion: f64,
+    /// Coulomb friction coefficient [-] (0: frictionless).
+    pub friction: f64,
+    /// Relative speed below which a pair sticks [m/s].
+    pub slip_speed: f64,
     /// Node positions at the start of the step.
     x_start: Vec<Vec3>,
+    /// Per candidate pair, frozen at the step's start: normal force λ [N], closest-point
+    /// parameters (t, u) and unit normal.
+    lags: Vec<(f64, f64, f64, Vec3)>,
+    eps_u: f64,
 }
 
 impl SelfContact {
@@ -73,7 +90,11 @@ impl SelfContact {
             min_distance: f64::INFINITY,
             raises: 0,
             max_motion: 0.0,
+            friction: 0.0,
+            slip_speed: 1e-4,
             x_start: Vec::new(),
+            lags: Vec::new(),
+            eps_u: 1e-7,
         }
     }
 
@@ -89,11 +110,88 @@ impl SelfContact {
     }
 }
 
+impl SelfContact {
+    /// The lagged friction potential and its gradient and Hessian (see the module docs).
+    fn friction_term(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
+        let mut value = 0.0;
+        let eps = self.eps_u;
+        for (&(i, j), &(lambda, t, u, n)) in self.pairs.iter().zip(&self.lags) {
+            // Only pairs pressing at the start (λ above 1e-6 of its saturation k_c/h).
+            if lambda <= 1e-6 * self.params.stiffness / self.params.radius {
+                continue;
+            }
+            let nodes = [i, i + 1, j, j + 1];
+            let wts = [1.0 - t, t, -(1.0 - u), -u];
+            let mut dp = Vec3::zeros();
+            for a in 0..4 {
+                dp += (x[nodes[a]] - self.x_start[nodes[a]]) * wts[a];
+            }
+            let ut = dp - n * n.dot(&dp);
+            let y = ut.norm();
+            let ml = self.friction * lambda;
+            let (f0, f1, df1) = mollifier(y, eps);
+            value += ml * f0;
+            let Some(sink) = sink.as_deref_mut() else {
+                continue;
+            };
+            let g = if y > 1e-300 {
+                ut * (ml * f1 / y)
+            } else {
+                Vec3::zeros()
+            };
+            for a in 0..4 {
+                sink.add_gradient(nodes[a], &(g * wts[a]));
+            }
+            if !sink.wants_hessian() {
+                continue;
+            }
+            // ∇²D = μλ [f1/y (P − ûûᵀ) + f1' ûûᵀ] over the weighted nodes: two rank-one terms.
+            let (e1, c1, e2, c2) = if y > 1e-12 * eps {
+                let uh = ut / y;
+                (uh, ml * df1, n.cross(&uh), ml * f1 / y)
+            } else {
+                let e1 = crate::math::any_perpendicular(&n);
+                (e1, ml * 2.0 / eps, n.cross(&e1), ml * 2.0 / eps)
+            };
+            for (e, c) in [(e1, c1), (e2, c2)] {
+                if c <= 0.0 {
+                    continue;
+                }
+                let mut v = [0.0; 12];
+                for a in 0..4 {
+                    for k in 0..3 {
+                        v[3 * a + k] = e[k] * wts[a];
+                    }
+                }
+                sink.add_low_rank(nodes, &v, c);
+            }
+        }
+        value
+    }
+}
+
 impl NodePotential for SelfContact {
-    fn begin(&mut self, x_start: &[Vec3], _h: Option<f64>) {
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
         self.pairs = broad::candidates(x_start, self.skip, self.contact_distance() + self.margin);
         self.x_start.clear();
         self.x_start.extend_from_slice(x_start);
+        self.eps_u = self.slip_speed * h.unwrap_or(1e-3);
+        self.lags.clear();
+        if self.friction > 0.0 {
+            for &(i, j) in &self.pairs {
+                let x = x_start;
+                let c = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]);
+                let (_, de, _) = energy_of_distance(c.distance, &self.params);
+                let w =
+                    (x[i] * (1.0 - c.t) + x[i + 1] * c.t) - (x[j] * (1.0 - c.u) + x[j + 1] * c.u);
+                let n = if c.distance > 1e-300 {
+                    w / c.distance
+                } else {
+                    Vec3::zeros()
+                };
+                self.lags.push((-de, c.t, c.u, n));
+            }
+        }
     }
 
     fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
@@ -130,6 +228,9 @@ impl NodePotential for SelfContact {
                 }
                 sink.add_low_rank(nodes, &u, dde);
             }
+        }
+        if self.friction > 0.0 {
+            value += self.friction_term(x, sink);
         }
         value
     }

@@ -86,6 +86,8 @@ pub struct SceneFile {
     /// Rod self-contact.
     #[serde(default)]
     pub self_contact: bool,
+    /// Coulomb friction coefficient of rod self-contact [-] (default 0).
+    pub self_friction: Option<f64>,
     /// Quasi-static (equilibrium per frame) or dynamic; default: the model's nature.
     pub quasi_static: Option<bool>,
     /// Solver settings.

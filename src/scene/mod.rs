@@ -156,6 +156,22 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 .to_string(),
         ));
     }
+    let self_friction = match sf.self_friction {
+        Some(_) if !sf.self_contact => {
+            return Err(ctx.err(
+                &[Key("self_friction")],
+                "needs self_contact = true".to_string(),
+            ));
+        }
+        Some(f) if !(f.is_finite() && f >= 0.0) => {
+            return Err(ctx.err(
+                &[Key("self_friction")],
+                format!("must be ≥ 0 [-], got {}", fmt_num(f)),
+            ));
+        }
+        Some(f) => f,
+        None => 0.0,
+    };
     if sf.self_contact && sf.solver.solver == Some(SolverName::Pd) {
         return Err(ctx.err(
             &[Key("self_contact")],
@@ -250,6 +266,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         config: cosserat,
         obstacles,
         self_contact: sf.self_contact,
+        self_friction,
     };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
@@ -449,6 +466,7 @@ struct Dynamics {
     config: CosseratConfig,
     obstacles: Vec<Obstacle>,
     self_contact: bool,
+    self_friction: f64,
 }
 
 /// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
@@ -928,10 +946,12 @@ fn build_rod(
             let loads = drive.base_force.norm() + drive.tip_force.norm();
             let seg = length / elements as f64;
             let bending = params.bending_stiffness() / (seg * seg);
-            Box::new(SelfContact::new(
+            let mut c = SelfContact::new(
                 params.radius,
                 SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
-            ))
+            );
+            c.friction = dynamics.self_friction;
+            Box::new(c)
         });
         RodModel::Cosserat {
             rod: Box::new(rod),

@@ -39,6 +39,20 @@ impl<'a> PotentialSink<'a> {
         }
     }
 
+    /// A sink that collects rank-one terms in `low_rank` instead of folding them into the band
+    /// (what the Newton solver does; for tests that assemble the full Hessian).
+    pub fn with_low_rank(
+        g: &'a mut [f64],
+        h: Option<&'a mut Banded>,
+        low_rank: &'a mut Vec<LowRank>,
+    ) -> Self {
+        PotentialSink {
+            g,
+            h,
+            low_rank: Some(low_rank),
+        }
+    }
+
     /// Add the rank-one Hessian term `c u uᵀ` (c ≥ 0) over the positions of `nodes`, which
     /// may be far apart in index. The Newton solver keeps such terms out of the band and
     /// solves them by the Woodbury identity; a sink without that support (tests) adds the
