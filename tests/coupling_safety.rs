@@ -8,21 +8,16 @@ use suture::device::{DeviceError, DeviceSample, HapticDevice};
 use suture::math::{Quat, Vec3};
 use suture::runtime::haptic::{HapticConfig, HapticCore, ProxyState};
 
-/// A small deterministic generator (PCG-style LCG) with a mix of ordinary magnitudes and the
-/// values that break naive code: NaN, ±inf, ±0, subnormals, huge.
-struct Rng(u64);
+mod common;
+use common::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn uniform(&mut self) -> f64 {
-        self.next() as f64 / (1u64 << 53) as f64
-    }
+/// Values that break naive code mixed with ordinary ones: NaN, ±inf, ±0, subnormals, huge,
+/// arbitrary bit patterns and log-uniform magnitudes.
+trait Values {
+    fn value(&mut self) -> f64;
+}
+
+impl Values for Rng {
     fn value(&mut self) -> f64 {
         match self.next() % 10 {
             0 => [

@@ -8,19 +8,8 @@ use suture::contact::imc::{self, ImcParams, PairHessian};
 use suture::contact::segment::{self, Vec12};
 use suture::math::Vec3;
 
-struct Rng(u64);
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn vec(&mut self) -> Vec3 {
-        Vec3::new(self.uniform(), self.uniform(), self.uniform())
-    }
-}
+mod common;
+use common::Rng;
 
 /// Point–segment distance (closed form with a clamp).
 fn point_segment(p: &Vec3, a: &Vec3, b: &Vec3) -> f64 {

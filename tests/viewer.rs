@@ -25,6 +25,21 @@ fn is_tissue(p: [u8; 3]) -> bool {
     r > 170 && r > g + 25 && r > b + 25
 }
 
+/// `bin` under `xvfb-run` (a fresh virtual X server), or directly on this desktop's display.
+fn with_display(bin: &str) -> Command {
+    if Command::new("xvfb-run").arg("--help").output().is_ok() {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
+        c
+    } else {
+        assert!(
+            std::env::var_os("DISPLAY").is_some(),
+            "no xvfb-run and no DISPLAY: install xvfb and mesa-vulkan-drivers (see .ci/run)"
+        );
+        Command::new(bin)
+    }
+}
+
 #[test]
 fn screenshot_shows_suture_needle_and_tissue_where_the_camera_projects_them() {
     let dir = std::env::temp_dir().join(format!("suture-viewer-{}", std::process::id()));
@@ -44,18 +59,7 @@ fn screenshot_shows_suture_needle_and_tissue_where_the_camera_projects_them() {
         format!("--screenshot={}", shot.display()),
         "--shot-at=0.5".to_string(),
     ];
-    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
-    let mut cmd = if xvfb {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
-        c
-    } else {
-        assert!(
-            std::env::var_os("DISPLAY").is_some(),
-            "no xvfb-run and no DISPLAY: install xvfb and mesa-vulkan-drivers (see .ci/run)"
-        );
-        Command::new(bin)
-    };
+    let mut cmd = with_display(bin);
     let o = cmd
         .args(&args)
         .env("XDG_RUNTIME_DIR", &dir)
@@ -155,14 +159,7 @@ fn the_default_run_opens_with_the_mouse_and_reports_its_loops() {
     let dir = std::env::temp_dir().join(format!("suture-viewer-mouse-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bin = env!("CARGO_BIN_EXE_suture");
-    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
-    let mut cmd = if xvfb {
-        let mut c = Command::new("xvfb-run");
-        c.args(["-a", "-s", "-screen 0 1280x800x24", bin]);
-        c
-    } else {
-        Command::new(bin)
-    };
+    let mut cmd = with_display(bin);
     let o = cmd
         .args(["run", "--duration", "4"])
         .env("XDG_RUNTIME_DIR", &dir)

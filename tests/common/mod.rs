@@ -99,3 +99,25 @@ pub fn nylon() -> suture::rod::RodParams {
         density: NYLON.density,
     }
 }
+
+/// A small deterministic generator for randomised tests (an LCG; the high bits are used).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Raw 53 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.next() as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in the unit cube.
+    pub fn vec(&mut self) -> suture::math::Vec3 {
+        suture::math::Vec3::new(self.uniform(), self.uniform(), self.uniform())
+    }
+}
