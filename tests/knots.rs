@@ -171,10 +171,35 @@ fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     assert!(f0 < f1 && f1 < f2 && f2 > 2.0 * f0, "{force:?}");
 }
 
+/// The knot's loop in material length [m] (rest length, so the tails' stretch does not count):
+/// from each end, the material coordinate where the rod leaves a cylinder of radius 2r about
+/// that tail's axis (the line through the end along the end segment), interpolated between
+/// nodes; the loop lies between the two exits. `seg` is the rest segment length.
+fn material_loop(x: &[Vec3], seg: f64, r: f64) -> f64 {
+    let m = x.len() - 1;
+    let exit = |idx: &dyn Fn(usize) -> usize| -> f64 {
+        let (a, d) = (x[idx(0)], (x[idx(0)] - x[idx(1)]).normalize());
+        let off = |p: &Vec3| {
+            let v = p - a;
+            (v - d * v.dot(&d)).norm()
+        };
+        for k in 1..m {
+            let (o0, o1) = (off(&x[idx(k - 1)]), off(&x[idx(k)]));
+            if o1 > 2.0 * r {
+                return (k - 1) as f64 + (2.0 * r - o0) / (o1 - o0);
+            }
+        }
+        m as f64
+    };
+    let s0 = exit(&|k| k);
+    let s1 = exit(&|k| m - k);
+    (m as f64 - s0 - s1) * seg
+}
+
 /// Tighten the overhand knot (10 s, as above) with self-contact friction `mu`, then release
 /// the ends and load them with a constant tension `fraction` × the last pull force along the
-/// tails for `hold` seconds. Returns the loop length (L − end-to-end distance; the tails are
-/// taut and collinear) at the start and the end of the hold.
+/// tails for `hold` seconds. Returns the knot's material loop length at the start and the end
+/// of the hold, and the load.
 fn tighten_then_hold(mu: f64, fraction: f64, hold: f64) -> (f64, f64, f64) {
     use suture::rod::EndCondition;
     let text = std::fs::read_to_string("scenes/knot_overhand.toml")
@@ -200,10 +225,9 @@ fn tighten_then_hold(mu: f64, fraction: f64, hold: f64) -> (f64, f64, f64) {
     }
     rod.drive.base_force = d0 * t;
     rod.drive.tip_force = d1 * t;
-    let loop_len = |x: &[Vec3]| l - (x[x.len() - 1] - x[0]).norm();
-    let before = loop_len(sc.world.rods[0].positions());
+    let before = material_loop(sc.world.rods[0].positions(), seg, r);
     sc.world.advance_to(10.0 + hold).unwrap();
-    let after = loop_len(sc.world.rods[0].positions());
+    let after = material_loop(sc.world.rods[0].positions(), seg, r);
     (before, after, t)
 }
 
@@ -212,7 +236,9 @@ fn tighten_then_hold(mu: f64, fraction: f64, hold: f64) -> (f64, f64, f64) {
 /// friction (what a knot with only velocity-scaled kinetic friction does at rest) the same load
 /// lets the loop change by more.
 #[test]
-#[ignore = "slow (about 4 minutes in release): cargo test --release --test knots -- --ignored"]
+#[ignore = "fails for now, and slow (4 min): after the 10 s pull the knot is not yet jammed, \
+            so under the hold load its loop keeps shrinking with or without friction \
+            (0.107 → 0.042 m with μ = 0.1, 0.122 → 0.043 m without); it needs a longer pull"]
 fn tightened_knot_holds_under_load_with_static_friction() {
     let (b1, a1, t1) = tighten_then_hold(0.1, 0.5, 10.0);
     let (b0, a0, t0) = tighten_then_hold(0.0, 0.5, 10.0);
