@@ -323,24 +323,33 @@ impl Banded {
 
     /// Solve `L D Lᵀ x = rhs` in place, after [`Banded::factor`].
     pub fn solve(&self, x: &mut [f64]) {
+        self.solve_from(x, 0);
+    }
+
+    /// [`Banded::solve`] for a right-hand side whose entries before `start` are zero: the
+    /// forward substitution starts there (its result is zero before it).
+    pub fn solve_from(&self, x: &mut [f64], start: usize) {
+        debug_assert!(x[..start.min(x.len())].iter().all(|v| *v == 0.0));
         match self.b {
-            8 => self.solve_fixed::<8>(x),
-            _ => self.solve_any(x),
+            8 => self.solve_fixed::<8>(x, start),
+            _ => self.solve_any(x, start),
         }
     }
 
     #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
-    fn solve_fixed<const B: usize>(&self, x: &mut [f64]) {
+    fn solve_fixed<const B: usize>(&self, x: &mut [f64], start: usize) {
         let w = B + 1;
         let n = self.n;
         assert!(x.len() >= n && self.band.len() >= n * w);
-        // L y = rhs. The first B rows have fewer entries; the rest are full.
+        // L y = rhs (zero before `start`). The first B rows have fewer entries; the rest are
+        // full.
         let head = n.min(B);
-        for i in 0..head {
+        for i in start.min(head)..head {
             x[i] -= dot(self.row(i, 0, i), &x[..i]);
         }
-        let mut last = if head > 0 { x[head - 1] } else { 0.0 };
-        for i in head..n {
+        let first = start.max(head);
+        let mut last = if first > 0 { x[first - 1] } else { 0.0 };
+        for i in first..n {
             let row = &self.band[i * w..i * w + w];
             let xs = &x[i - B..i];
             // Two partial sums for the terms that do not depend on y[i-1], then the one that
@@ -386,9 +395,9 @@ impl Banded {
     }
 
     #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
-    fn solve_any(&self, x: &mut [f64]) {
+    fn solve_any(&self, x: &mut [f64], start: usize) {
         let n = self.n;
-        for i in 0..n {
+        for i in start.min(n)..n {
             let j0 = i.saturating_sub(self.b);
             x[i] -= dot(self.row(i, j0, i), &x[j0..i]);
         }
@@ -541,5 +550,28 @@ mod tests {
         f.solve(&mut rhs);
         let err = max_abs_diff(&x, &rhs);
         assert!(err < 1e-12, "{err}");
+    }
+
+    #[test]
+    fn solve_from_the_first_nonzero_equals_a_full_solve() {
+        for (n, b) in [(60, 8), (40, 3)] {
+            let a = random(n, b, 7);
+            let mut f = a.clone();
+            f.factor().unwrap();
+            for start in [0, 1, 5, n / 2, n - 1] {
+                let mut rhs = vec![0.0; n];
+                for (k, v) in rhs.iter_mut().enumerate().skip(start) {
+                    *v = ((k * 7919) % 13) as f64 - 6.0;
+                }
+                let mut full = rhs.clone();
+                f.solve(&mut full);
+                let mut part = rhs.clone();
+                f.solve_from(&mut part, start);
+                assert!(
+                    max_abs_diff(&full, &part) == 0.0,
+                    "n {n} b {b} start {start}"
+                );
+            }
+        }
     }
 }

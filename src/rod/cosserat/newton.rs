@@ -311,12 +311,14 @@ fn woodbury(w: &mut super::Work) {
     };
     for (k, t) in w.low_rank.iter().enumerate() {
         let y = &mut w.wb_y[k * dim..(k + 1) * dim];
+        let mut first = dim;
         for a in 0..4 {
             for c in 0..3 {
                 y[xi(t.nodes[a]) + c] += t.u[3 * a + c];
             }
+            first = first.min(xi(t.nodes[a]));
         }
-        w.chol.solve(y);
+        w.chol.solve_from(y, first);
     }
     let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
     let mut r = nalgebra::DVector::<f64>::zeros(m);
