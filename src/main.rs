@@ -270,6 +270,16 @@ fn simulate(
     let mut deepest = vec![0.0f64; nrods];
     let mut self_contact: Vec<Option<SelfContactStats>> = vec![None; nrods];
     let mut min_gap = vec![f64::INFINITY; nrods];
+    // The knot each self-contacting rod starts in (named again at the end).
+    let knot_at_start: Vec<Option<String>> = sc
+        .world
+        .rods
+        .iter()
+        .map(|rod| {
+            rod.self_contact_enabled()
+                .then(|| describe_knot(rod.positions()))
+        })
+        .collect();
     let started = Instant::now();
     for &t in &times {
         let report = match sc.world.advance_to(t) {
@@ -410,6 +420,12 @@ fn simulate(
                 c.raises
             );
         }
+        if let Some(start) = &knot_at_start[i] {
+            println!(
+                "rod{i}: knot at t = 0: {start}; at the end: {}",
+                describe_knot(rod.positions())
+            );
+        }
         if unconverged[i] > 0 {
             eprintln!(
                 "warning: rods[{i}]: {} of {} steps hit the iteration cap before converging (raise solver.iterations)",
@@ -419,4 +435,24 @@ fn simulate(
     }
     println!("wrote {out}");
     ExitCode::SUCCESS
+}
+
+/// The knot of an open rod from its geometry alone (`topology`): name, determinant, crossings
+/// and the material span between its outermost self-crossings (node parameters).
+fn describe_knot(x: &[suture::math::Vec3]) -> String {
+    match suture::topology::identify_open(x) {
+        Err(e) => format!("not identified ({e})"),
+        Ok(id) => {
+            let extent = match suture::topology::knot_extent(x, 8) {
+                Ok(Some((a, b))) => format!(", knotted between nodes {a:.1} and {b:.1}"),
+                _ => String::new(),
+            };
+            format!(
+                "{} (determinant {}, {} crossings{extent})",
+                id.name.unwrap_or("unnamed"),
+                id.determinant,
+                id.crossings
+            )
+        }
+    }
 }

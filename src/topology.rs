@@ -488,6 +488,49 @@ pub fn determinant_closed(closed: &[Vec3], projections: usize) -> Result<u128, T
     Ok(dets[0])
 }
 
+/// The material extent of the knot in an open rod, in node parameter (segment index +
+/// fraction): in each of `projections` generic projections of the rod (closed far outside its
+/// knot), the span from the first to the last rod point taking part in a crossing between two
+/// rod strands; the narrowest such span over the projections is returned (a tail swinging
+/// across the knot adds crossings in some projections, never in all). `None` if some
+/// projection shows no crossing between rod strands (no knot to measure). A tightness
+/// measure: the span shrinks as the knot is pulled tight.
+pub fn knot_extent(
+    points: &[Vec3],
+    projections: usize,
+) -> Result<Option<(f64, f64)>, TopologyError> {
+    let closed = close_open_curve(points, 32)?;
+    // Segments 0..n−1 of the closed polygon are the rod's; the rest is the closure.
+    let rod = (points.len() - 1) as f64;
+    let (mut best, mut found, mut tried) = (None::<(f64, f64)>, 0, 0);
+    for d in directions() {
+        tried += 1;
+        let Some(diag) = project(&closed, &d) else {
+            continue;
+        };
+        found += 1;
+        let mut span: Option<(f64, f64)> = None;
+        for c in diag
+            .crossings
+            .iter()
+            .filter(|c| c.over < rod && c.under < rod)
+        {
+            let (lo, hi) = (c.over.min(c.under), c.over.max(c.under));
+            span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+        let Some(span) = span else {
+            return Ok(None);
+        };
+        if best.is_none_or(|b| span.1 - span.0 < b.1 - b.0) {
+            best = Some(span);
+        }
+        if found == projections.max(1) {
+            return Ok(best);
+        }
+    }
+    Err(TopologyError::Degenerate(tried))
+}
+
 /// A Jones polynomial given in t (`(k, c)`: c·t^k) as a Laurent polynomial in A (t = A^-4).
 fn from_t(terms: &[(i32, i64)]) -> Laurent {
     terms.iter().fold(

@@ -169,3 +169,41 @@ fn square_and_granny_knots_are_told_apart() {
     let u = topology::identify_closed(&sample(100, circle)).unwrap();
     assert_eq!((u.determinant, u.name), (1, Some("unknot")));
 }
+
+/// The knot's extent along an open rod covers its knotted part and not its tails; an
+/// unknotted rod has none.
+#[test]
+fn knot_extent_covers_the_knot_and_not_the_tails() {
+    let n = 400;
+    let build = || {
+        // An open trefoil with 100-point straight tails on each side.
+        let f = torus(3.0);
+        let core: Vec<Vec3> = (2..n - 2)
+            .map(|k| f(2.0 * std::f64::consts::PI * k as f64 / n as f64))
+            .collect();
+        // The cut is at the knot's outermost point (3, 0, 0): both tails leave radially (+x),
+        // side by side, as when a knot is pulled out by its ends.
+        let (a, y) = (core[0], core[core.len() - 1]);
+        let out = Vec3::x();
+        let mut pts: Vec<Vec3> = (1..=100).rev().map(|k| a + out * 0.05 * k as f64).collect();
+        let first = pts.len();
+        pts.extend(&core);
+        let last = pts.len() - 1;
+        pts.extend((1..=100).map(|k| y + out * 0.05 * k as f64));
+        (pts, first as f64, last as f64)
+    };
+    let (pts, first, last) = build();
+    assert_eq!(topology::determinant_open(&pts).unwrap(), 3);
+    let (a, b) = topology::knot_extent(&pts, 32).unwrap().unwrap();
+    println!("extent {a:.1}..{b:.1} in knot {first}..{last}");
+    assert!(a >= first && b <= last, "{a} {b}");
+    // It spans most of the knot: T(2,3) on this torus has crossings all along the curve.
+    assert!(b - a > 0.6 * (last - first), "{a} {b}");
+    // A straight rod, and a rod bent into an open arc, have no knot to measure.
+    let straight: Vec<Vec3> = (0..50).map(|k| Vec3::new(k as f64, 0.0, 0.0)).collect();
+    assert_eq!(topology::knot_extent(&straight, 5).unwrap(), None);
+    let arc: Vec<Vec3> = (0..50)
+        .map(|k| Vec3::new((k as f64 * 0.1).cos(), (k as f64 * 0.1).sin(), 0.0))
+        .collect();
+    assert_eq!(topology::knot_extent(&arc, 5).unwrap(), None);
+}

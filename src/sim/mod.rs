@@ -203,6 +203,16 @@ impl SimRod {
             RodModel::Cosserat { rod, .. } => out.extend_from_slice(&rod.q),
         }
     }
+    /// Whether the rod has self-contact (and so can hold a knot).
+    pub fn self_contact_enabled(&self) -> bool {
+        matches!(
+            &self.model,
+            RodModel::Cosserat {
+                self_contact: Some(_),
+                ..
+            }
+        )
+    }
     /// Largest bending curvature [1/m].
     pub fn max_curvature(&self) -> f64 {
         match &self.model {
