@@ -59,6 +59,7 @@ pub fn read(path: &str, what: &str) -> Result<String, FileError> {
 }
 
 /// One step of a field path.
+#[derive(Clone, Copy, Debug)]
 pub enum Seg<'a> {
     /// A table key.
     Key(&'a str),

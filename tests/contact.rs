@@ -65,13 +65,50 @@ fn contact_gradient_and_hessian_match_finite_differences() {
     // Both friction regimes: sliding (ε_u = 1e-7 m ≪ |u| ≈ 3e-5 m) and sticking
     // (ε_u = 1e-3 m ≫ |u|).
     for slip_speed in [1e-4, 1.0] {
-        fd_check(&obstacles, r, slip_speed);
+        fd_check(&obstacles, r, slip_speed, None);
     }
 }
 
-fn fd_check(obstacles: &[Obstacle], r: f64, slip_speed: f64) {
+/// The same check with the cylinder replaced by a capsule of the same axis and radius, moved
+/// rigidly before the step (an instrument: friction counts sliding relative to its surface).
+#[test]
+fn capsule_contact_gradient_and_hessian_match_finite_differences() {
+    let r = 1e-3;
+    let axis = Vec3::new(0.0, 0.1, 1.0).normalize();
+    let obstacles = vec![
+        Obstacle {
+            shape: Shape::Plane {
+                point: Vec3::new(0.0, -0.02, 0.0),
+                normal: Vec3::new(0.1, 1.0, -0.2).normalize(),
+            },
+            friction: 0.4,
+        },
+        Obstacle {
+            shape: Shape::Capsule {
+                a: -axis * 0.05,
+                b: axis * 0.05,
+                radius: 0.01,
+            },
+            friction: 0.3,
+        },
+    ];
+    let turn = suture::math::exp_so3(&Vec3::new(1e-3, -2e-3, 5e-4));
+    for slip_speed in [1e-4, 1.0] {
+        fd_check(
+            &obstacles,
+            r,
+            slip_speed,
+            Some((1, turn, Vec3::new(1e-5, -2e-6, 3e-5))),
+        );
+    }
+}
+
+fn fd_check(obstacles: &[Obstacle], r: f64, slip_speed: f64, pose: Option<(usize, Mat3, Vec3)>) {
     let mut c = ObstacleContact::new(obstacles.to_vec(), r, 5, 2e3);
     c.slip_speed = slip_speed;
+    if let Some((o, rot, shift)) = pose {
+        c.set_pose(o, &rot, &shift);
+    }
     // Segment 1–2 passes the cylinder deepest at an interior point; nodes 3–4 dip into the
     // plane (y = -0.02): one beyond the onset ε, one inside it.
     let x: Vec<Vec3> = vec![
@@ -318,4 +355,176 @@ fn coulomb_friction_holds_below_the_friction_angle_and_slides_above_it() {
         "{s_slide} vs {expect}"
     );
     assert!(sink <= 0.01 * nylon().radius);
+}
+
+/// A capsule's signed distance equals the brute-force distance to its sampled core minus its
+/// radius, and its gradient and Hessian match finite differences, beside the core and on the
+/// caps.
+#[test]
+fn capsule_distance_matches_brute_force_and_finite_differences() {
+    let (a, b, radius) = (
+        Vec3::new(0.01, -0.02, 0.005),
+        Vec3::new(-0.03, 0.01, 0.02),
+        0.004,
+    );
+    let cap = Shape::Capsule { a, b, radius };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rand = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let (mut worst_g, mut worst_h) = (0.0f64, 0.0f64);
+    let mut caps = 0;
+    for _ in 0..2000 {
+        let p = 0.5 * (a + b) + Vec3::new(rand(), rand(), rand()) * 0.04;
+        let (d, n, h) = cap.distance(&p);
+        let m = 20_000;
+        let brute = (0..=m)
+            .map(|k| (p - a.lerp(&b, k as f64 / m as f64)).norm())
+            .fold(f64::INFINITY, f64::min)
+            - radius;
+        // The sampled core overestimates by at most (spacing/2)²/(2ρ).
+        assert!(d <= brute + 1e-15 && brute - d < 1e-9, "{d} vs {brute}");
+        let s = (p - a).dot(&(b - a)) / (b - a).norm_squared();
+        if !(0.0..=1.0).contains(&s) {
+            caps += 1;
+        }
+        if (s - 0.0).abs() < 1e-3 || (s - 1.0).abs() < 1e-3 {
+            continue; // the cap's seam: d is C¹ there, ∇²d jumps
+        }
+        let e = 1e-7;
+        for k in 0..3 {
+            let (mut pp, mut pm) = (p, p);
+            pp[k] += e;
+            pm[k] -= e;
+            let (dp, np, _) = cap.distance(&pp);
+            let (dm, nm, _) = cap.distance(&pm);
+            worst_g = worst_g.max(((dp - dm) / (2.0 * e) - n[k]).abs());
+            let col = (np - nm) / (2.0 * e);
+            worst_h = worst_h.max((col - h.column(k)).norm() * (p - a).norm().min(1.0));
+            for j in 0..3 {
+                let err = (col[j] - h[(j, k)]).abs() / h.norm().max(1.0);
+                assert!(err < 1e-5, "H[{j},{k}]: {} vs {}", h[(j, k)], col[j]);
+            }
+        }
+    }
+    println!(
+        "capsule: worst gradient error {worst_g:.1e}, Hessian {worst_h:.1e}; {caps} points by the caps"
+    );
+    assert!(worst_g < 1e-7);
+    assert!(caps > 200, "the caps were exercised");
+}
+
+/// Pulled over a long capsule, the suture settles exactly as over a cylinder of the same axis
+/// and radius (the capsule's side is that cylinder).
+#[test]
+fn suture_over_a_capsule_rests_as_over_the_same_cylinder() {
+    let p = nylon();
+    let radius = 10e-3;
+    let n = 80;
+    let length = 0.08;
+    let settle = |shape: Shape| {
+        let mut r = CosseratRod::straight(
+            CosseratParams::new(&p, length, n),
+            (EndCondition::Pinned, EndCondition::Free),
+            CosseratConfig::default(),
+            Vec3::new(-0.5 * length, radius + p.radius, 0.0),
+            Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
+        );
+        let k0 = ObstacleContact::stiffness_for(0.5 + p.linear_density() * length * 9.81, p.radius);
+        let ob = Obstacle {
+            shape,
+            friction: 0.0,
+        };
+        let mut c = ObstacleContact::new(vec![ob], p.radius, n + 1, k0);
+        let mut d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+        for k in 1..=10 {
+            d.end_force = Vec3::new(0.0, -0.5 * k as f64 / 10.0, 0.0);
+            assert!(
+                r.equilibrate_with(&d, &mut c)
+                    .expect("equilibrium")
+                    .converged
+            );
+        }
+        assert!(c.max_penetration <= 0.01 * p.radius);
+        r.x
+    };
+    let cyl = settle(Shape::Cylinder {
+        center: Vec3::zeros(),
+        axis: Vec3::z(),
+        radius,
+        half_length: 0.02,
+    });
+    let cap = settle(Shape::Capsule {
+        a: Vec3::new(0.0, 0.0, -0.02),
+        b: Vec3::new(0.0, 0.0, 0.02),
+        radius,
+    });
+    let worst = cyl
+        .iter()
+        .zip(&cap)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    println!("capsule vs cylinder: largest node difference {worst:.2e} m");
+    assert!(worst < 1e-3 * p.radius, "{worst}");
+}
+
+/// A scripted instrument (a capsule of radius 1.5 mm) rises 15 mm in 0.5 s under a 6 cm
+/// suture lying across it: it lifts the suture, draped over it, without the suture sinking into
+/// it by more than 1 % of its radius at any step, the suture's middle resting on its top. Then
+/// it slides 10 mm along its own axis in 0.5 s: with friction (μ = 0.5 ≫ the 2 % of g the slide
+/// needs after its start) it carries the suture along (within 10 % of the slide), without
+/// friction it slides out from under a suture that stays.
+#[test]
+fn moving_instrument_lifts_the_suture_and_drags_it_only_with_friction() {
+    let p = nylon();
+    let run = |mu: f64| {
+        let (n, length) = (60, 0.06);
+        let mut r = horizontal_rod(n, length, 0.0, 5.0);
+        let rc = 1.5e-3;
+        let jaw = Obstacle {
+            shape: Shape::Capsule {
+                a: Vec3::new(0.0, -rc - 2.0 * p.radius, -0.01),
+                b: Vec3::new(0.0, -rc - 2.0 * p.radius, 0.01),
+                radius: rc,
+            },
+            friction: mu,
+        };
+        let mut c = ObstacleContact::new(vec![jaw], p.radius, n + 1, 10.0);
+        let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+        let (rise, slide, h) = (0.015, 0.01, 1e-3);
+        let mut deepest = 0.0f64;
+        for k in 1..=1000 {
+            let t = k as f64 * h;
+            let y = rise * (t / 0.5).min(1.0);
+            let z = slide * ((t - 0.5) / 0.5).clamp(0.0, 1.0);
+            c.set_pose(0, &Mat3::identity(), &Vec3::new(0.0, y, z));
+            let rep = r.step_with(h, &d, &mut c).expect("step");
+            assert!(rep.converged, "step {k}: {rep:?}");
+            deepest = deepest.max(c.max_penetration);
+            if k == 500 {
+                let top = rise - 2.0 * p.radius;
+                let lowest_mid = r.x[n / 2].y;
+                println!(
+                    "μ {mu}: at 0.5 s the middle node is {lowest_mid:.5} m, capsule top + r {:.5} m",
+                    top + p.radius
+                );
+                assert!(
+                    (lowest_mid - (top + p.radius)).abs() < 0.05 * p.radius,
+                    "{lowest_mid}"
+                );
+            }
+        }
+        (deepest, r.x[n / 2].z)
+    };
+    let (sink0, z0) = run(0.0);
+    let (sink1, z1) = run(0.5);
+    println!(
+        "frictionless: deepest {sink0:.2e} m, drag {z0:.2e} m; μ 0.5: deepest {sink1:.2e} m, drag {z1:.2e} m"
+    );
+    assert!(sink0 <= 0.01 * p.radius && sink1 <= 0.01 * p.radius);
+    assert!(z0.abs() < 1e-5, "frictionless drag {z0}");
+    assert!((z1 - 0.01).abs() < 1e-3, "friction drag {z1}");
 }

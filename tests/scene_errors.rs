@@ -42,6 +42,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/motion_times.toml:8:20: rods[0].end_motion.times[2] must be greater than the time before it [s], got 1 after 1"#,
     ),
     (
+        "tests/fixtures/bad/obstacle_motion.toml",
+        r#"tests/fixtures/bad/obstacle_motion.toml:15:16: obstacles[0].motion.displacement must have one value per time (2), got 1"#,
+    ),
+    (
         "tests/fixtures/bad/negative_radius.toml",
         r#"tests/fixtures/bad/negative_radius.toml:6:10: rods[0].radius must be > 0 [m], got -0.0001"#,
     ),

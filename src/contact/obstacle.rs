@@ -1,11 +1,12 @@
-//! Rod–obstacle contact: smooth penalty on the penetration of the rod's surface into planes and
-//! finite solid cylinders, with Coulomb friction in the lagged form of Incremental Potential
+//! Rod–obstacle contact: smooth penalty on the penetration of the rod's surface into planes,
+//! finite solid cylinders and capsules (instruments, the needle; rigidly posed per step), with Coulomb friction in the lagged form of Incremental Potential
 //! Contact (Li et al. 2020, §5: normal forces frozen at the start of the step, a smoothed
 //! sliding potential `μ λ f0(|u|)` on the tangential displacement `u` over the step).
 //!
 //! Contact points: every node for a plane (a segment's lowest point against a plane is one of
 //! its nodes); for a cylinder, the point of each segment closest to the cylinder's axis
-//! (where the segment penetrates deepest), or a node where both neighbouring segments' closest
+//! (where the segment penetrates deepest; for a capsule, its closest point to the core
+//! segment), or a node where both neighbouring segments' closest
 //! points are that node.
 //!
 //! Penalty (C², per contact point, penetration `δ = r_rod - d`, `d` the signed distance of the
@@ -23,6 +24,7 @@
 //! normal) displacement of the contact's material point since the start. Sliding below
 //! `ε_u` per step is the "stick" regime.
 
+use crate::contact::segment;
 use crate::math::{Mat3, Vec3, any_perpendicular};
 use crate::rod::cosserat::{NodePotential, PotentialSink};
 
@@ -46,6 +48,16 @@ pub enum Shape {
         radius: f64,
         /// Half of the length [m].
         half_length: f64,
+    },
+    /// Solid capsule: every point within `radius` of the segment from `a` to `b` (an
+    /// instrument's jaw or shaft, a needle's wire).
+    Capsule {
+        /// One end of the core segment [m].
+        a: Vec3,
+        /// The other end [m].
+        b: Vec3,
+        /// Radius [m].
+        radius: f64,
     },
 }
 
@@ -102,6 +114,83 @@ impl Shape {
                     (d, n, h)
                 }
             }
+            Shape::Capsule { a, b, radius } => {
+                // Closest point c = a + s (b − a) of the core: d = |p − c| − R, ∇d = n, and
+                // ∇²d = (I − n nᵀ − t tᵀ)/ρ beside the core (t its unit direction), where the
+                // surface is a cylinder, or (I − n nᵀ)/ρ on the spherical caps.
+                let ab = b - a;
+                let l2 = ab.norm_squared();
+                let s = if l2 > 0.0 {
+                    ((p - a).dot(&ab) / l2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let v = p - (a + ab * s);
+                let rho = v.norm();
+                if rho <= 1e-300 {
+                    let n = if l2 > 0.0 {
+                        any_perpendicular(&ab)
+                    } else {
+                        Vec3::x()
+                    };
+                    return (-radius, n, Mat3::zeros());
+                }
+                let n = v / rho;
+                let mut h = Mat3::identity() - n * n.transpose();
+                if s > 0.0 && s < 1.0 {
+                    let t = ab / l2.sqrt();
+                    h -= t * t.transpose();
+                }
+                (rho - radius, n, h / rho)
+            }
+        }
+    }
+
+    /// The point the shape is posed about: a plane's `point`, a cylinder's `center`, the
+    /// midpoint of a capsule's core [m].
+    pub fn pivot(&self) -> Vec3 {
+        match self {
+            Shape::Plane { point, .. } => *point,
+            Shape::Cylinder { center, .. } => *center,
+            Shape::Capsule { a, b, .. } => 0.5 * (a + b),
+        }
+    }
+
+    /// This shape rotated by `rotation` about its [`Shape::pivot`], then translated by
+    /// `translation` [m].
+    pub fn posed(&self, rotation: &Mat3, translation: &Vec3) -> Shape {
+        match self {
+            Shape::Plane { point, normal } => Shape::Plane {
+                point: point + translation,
+                normal: rotation * normal,
+            },
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                half_length,
+            } => Shape::Cylinder {
+                center: center + translation,
+                axis: rotation * axis,
+                radius: *radius,
+                half_length: *half_length,
+            },
+            Shape::Capsule { a, b, radius } => {
+                let m = 0.5 * (a + b);
+                Shape::Capsule {
+                    a: m + translation + rotation * (a - m),
+                    b: m + translation + rotation * (b - m),
+                    radius: *radius,
+                }
+            }
+        }
+    }
+
+    /// Curvature radius of the surface for conservative advancement [m] (∞ for a plane).
+    fn curvature_radius(&self) -> f64 {
+        match self {
+            Shape::Plane { .. } => f64::INFINITY,
+            Shape::Cylinder { radius, .. } | Shape::Capsule { radius, .. } => *radius,
         }
     }
 }
@@ -124,6 +213,9 @@ struct Lag {
     normal: Vec3,
     /// Segment parameter of the material point (cylinders; 0 for plane nodes).
     s: f64,
+    /// How far the obstacle's surface under the contact moves over the step [m] (moving
+    /// obstacles): sliding is measured relative to it.
+    carry: Vec3,
 }
 
 /// One contact point of an evaluation: up to two nodes with weights.
@@ -141,6 +233,12 @@ struct Point {
 #[derive(Clone, Debug)]
 pub struct ObstacleContact {
     obstacles: Vec<Obstacle>,
+    /// Each obstacle's geometry as built (poses are relative to it).
+    rest: Vec<Shape>,
+    /// Each obstacle's pose (rotation about its rest pivot, translation [m]): current and
+    /// before the last [`ObstacleContact::set_pose`].
+    pose: Vec<(Mat3, Vec3)>,
+    prev_pose: Vec<(Mat3, Vec3)>,
     /// Rod radius [m].
     rod_radius: f64,
     /// Penalty stiffness k [N/m].
@@ -208,8 +306,13 @@ impl ObstacleContact {
             .iter()
             .map(|_| vec![Lag::default(); nodes])
             .collect();
+        let rest = obstacles.iter().map(|o| o.shape.clone()).collect();
+        let identity = vec![(Mat3::identity(), Vec3::zeros()); obstacles.len()];
         ObstacleContact {
             obstacles,
+            rest,
+            pose: identity.clone(),
+            prev_pose: identity,
             rod_radius,
             stiffness,
             tolerance: TOLERANCE_FRACTION * rod_radius,
@@ -231,9 +334,31 @@ impl ObstacleContact {
         force.max(1e-9) / (TOLERANCE_FRACTION * rod_radius)
     }
 
-    /// The obstacles.
+    /// The obstacles (in their current poses).
     pub fn obstacles(&self) -> &[Obstacle] {
         &self.obstacles
+    }
+
+    /// Pose obstacle `o` rigidly: its geometry as built, rotated by `rotation` about its
+    /// [`Shape::pivot`] and translated by `translation` [m] (a scripted instrument). Call it
+    /// before each step with the pose at the step's end time; friction then measures sliding
+    /// relative to the surface as it moves from its previous pose (pose once per step).
+    pub fn set_pose(&mut self, o: usize, rotation: &Mat3, translation: &Vec3) {
+        self.prev_pose[o] = self.pose[o];
+        self.pose[o] = (*rotation, *translation);
+        self.obstacles[o].shape = self.rest[o].posed(rotation, translation);
+    }
+
+    /// How far the last pose change moved the material point of obstacle `o` that was at `p`
+    /// [m] under the previous pose (the start of the step).
+    fn carry(&self, o: usize, p: &Vec3) -> Vec3 {
+        // A body point at q in the built geometry sits at c + t + R (q − c) under pose
+        // (R, t), c the pivot: recover q − c from the previous pose, re-pose it.
+        let c = self.rest[o].pivot();
+        let (r0, t0) = &self.prev_pose[o];
+        let (r1, t1) = &self.pose[o];
+        let q = r0.transpose() * (p - c - t0);
+        c + t1 + r1 * q - p
     }
 
     /// Smoothing length of the penalty onset [m].
@@ -255,19 +380,25 @@ impl ObstacleContact {
                     });
                 }
             }
-            Shape::Cylinder { center, axis, .. } => {
-                // Closest parameter of segment e to the axis line, clamped to [0, 1].
-                let param = |e: usize| {
-                    let d = x[e + 1] - x[e];
-                    let w0 = x[e] - center;
-                    let (a, b, c) = (d.dot(&d), d.dot(axis), 1.0);
-                    let (dd, ee) = (d.dot(&w0), axis.dot(&w0));
-                    let den = a * c - b * b;
-                    if den <= 1e-12 * a * c {
-                        0.5
-                    } else {
-                        ((b * ee - c * dd) / den).clamp(0.0, 1.0)
+            shape @ (Shape::Cylinder { .. } | Shape::Capsule { .. }) => {
+                // Where segment e penetrates deepest: its closest parameter to the cylinder's
+                // axis line, or to the capsule's core segment (exact segment distance),
+                // clamped to [0, 1].
+                let param = |e: usize| match shape {
+                    Shape::Capsule { a, b, .. } => segment::distance(&x[e], &x[e + 1], a, b).t,
+                    Shape::Cylinder { center, axis, .. } => {
+                        let d = x[e + 1] - x[e];
+                        let w0 = x[e] - center;
+                        let (a, b, c) = (d.dot(&d), d.dot(axis), 1.0);
+                        let (dd, ee) = (d.dot(&w0), axis.dot(&w0));
+                        let den = a * c - b * b;
+                        if den <= 1e-12 * a * c {
+                            0.5
+                        } else {
+                            ((b * ee - c * dd) / den).clamp(0.0, 1.0)
+                        }
                     }
+                    Shape::Plane { .. } => unreachable!("planes use nodes"),
                 };
                 let mut prev_end = false; // previous segment's point clamped to its end node
                 for e in 0..n {
@@ -323,7 +454,8 @@ impl ObstacleContact {
             let mut fresh = std::mem::take(&mut self.scratch);
             fresh.iter_mut().for_each(|l| *l = Lag::default());
             self.points(o, x, |p| {
-                let (d, n, _) = self.obstacles[o].shape.distance(&Self::at(&p, x));
+                let pos = Self::at(&p, x);
+                let (d, n, _) = self.obstacles[o].shape.distance(&pos);
                 let (_, f, _) = penalty(self.rod_radius - d, k, eps);
                 if f > 0.0 {
                     let s = if p.count == 2 {
@@ -337,6 +469,7 @@ impl ObstacleContact {
                         lambda: f,
                         normal: n,
                         s,
+                        carry: self.carry(o, &pos),
                     };
                 }
             });
@@ -428,12 +561,13 @@ impl NodePotential for ObstacleContact {
                 }
                 let (nodes, weights, count) = match ob.shape {
                     Shape::Plane { .. } => ([slot, slot], [1.0, 0.0], 1),
-                    Shape::Cylinder { .. } if slot + 1 < n_nodes => {
+                    Shape::Cylinder { .. } | Shape::Capsule { .. } if slot + 1 < n_nodes => {
                         ([slot, slot + 1], [1.0 - lag.s, lag.s], 2)
                     }
-                    Shape::Cylinder { .. } => ([slot, slot], [1.0, 0.0], 1),
+                    Shape::Cylinder { .. } | Shape::Capsule { .. } => ([slot, slot], [1.0, 0.0], 1),
                 };
-                let mut dp = Vec3::zeros();
+                // Sliding relative to the obstacle's surface (which moves with its pose).
+                let mut dp = -lag.carry;
                 for a in 0..count {
                     dp += (x[nodes[a]] - self.x_start[nodes[a]]) * weights[a];
                 }
@@ -513,12 +647,8 @@ impl NodePotential for ObstacleContact {
                 // Towards the surface along the normal, plus, on a curved surface, the drop
                 // of the surface under a tangential move s: s²/(2R) (bounded by t·s²/(2R)).
                 let sn = step.dot(&n);
-                let curve = match self.obstacles[o].shape {
-                    Shape::Plane { .. } => 0.0,
-                    Shape::Cylinder { radius, .. } => {
-                        (step.norm_squared() - sn * sn).max(0.0) / (2.0 * radius)
-                    }
-                };
+                let curve = (step.norm_squared() - sn * sn).max(0.0)
+                    / (2.0 * self.obstacles[o].shape.curvature_radius());
                 let vn = (-sn).max(0.0) + curve;
                 if vn > 0.0 {
                     t = t.min((gap + tol).max(0.25 * tol) / vn);

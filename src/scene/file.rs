@@ -270,6 +270,8 @@ pub enum Obstacle {
         /// Coulomb friction coefficient [-].
         #[serde(default)]
         friction: f64,
+        /// Scripted rigid motion (about `point`).
+        motion: Option<MotionSection>,
     },
     /// Finite solid cylinder.
     Cylinder {
@@ -284,5 +286,22 @@ pub enum Obstacle {
         /// Coulomb friction coefficient [-].
         #[serde(default)]
         friction: f64,
+        /// Scripted rigid motion (about `center`).
+        motion: Option<MotionSection>,
+    },
+    /// Solid capsule: the points within `radius` of the segment `a`–`b` (an instrument, the
+    /// needle's wire).
+    Capsule {
+        /// One end of the core segment [m].
+        a: [f64; 3],
+        /// The other end [m].
+        b: [f64; 3],
+        /// Radius [m].
+        radius: f64,
+        /// Coulomb friction coefficient [-].
+        #[serde(default)]
+        friction: f64,
+        /// Scripted rigid motion (about the midpoint of `a`–`b`).
+        motion: Option<MotionSection>,
     },
 }

@@ -194,7 +194,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 .to_string(),
         ));
     }
-    let mut obstacles = obstacles(ctx, &sf.obstacles)?;
+    let (mut obstacles, obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
     let tissue = sf.tissue.as_ref().map(|t| tissue(ctx, t)).transpose()?;
     if let Some(t) = &tissue {
         if strands {
@@ -302,7 +302,11 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         needle,
         tissue,
         file: sf,
-        world: World { rods, time: 0.0 },
+        world: World {
+            rods,
+            time: 0.0,
+            obstacle_motions,
+        },
         model,
         params: all_params,
         lengths,
@@ -391,21 +395,18 @@ fn rod_params(ctx: &Ctx, i: usize, rs: &RodSection) -> Result<RodParams, SceneEr
     })
 }
 
-fn motion(
-    ctx: &Ctx,
-    i: usize,
-    key: &'static str,
-    m: &MotionSection,
-) -> Result<EndMotion, SceneError> {
+/// Validate a scripted motion at `base` (e.g. `rods[0].end_motion`, `obstacles[1].motion`).
+fn motion(ctx: &Ctx, base: [Seg; 3], m: &MotionSection) -> Result<EndMotion, SceneError> {
     use Seg::{Idx, Key};
-    let p = |k: &'static str| [Key("rods"), Idx(i), Key(key), Key(k)];
+    let [b0, b1, b2] = base;
+    let p = |k: &'static str| [b0, b1, b2, Key(k)];
     if m.times.is_empty() {
         return Err(ctx.err(&p("times"), "must list at least one time [s]".to_string()));
     }
     for (j, w) in m.times.windows(2).enumerate() {
         if w[1].is_nan() || w[1] <= w[0] {
             return Err(ctx.err(
-                &[Key("rods"), Idx(i), Key(key), Key("times"), Idx(j + 1)],
+                &[b0, b1, b2, Key("times"), Idx(j + 1)],
                 format!(
                     "must be greater than the time before it [s], got {} after {}",
                     fmt_num(w[1]),
@@ -419,7 +420,7 @@ fn motion(
     }
     if m.displacement.is_none() && m.rotation.is_none() {
         return Err(ctx.err(
-            &[Key("rods"), Idx(i), Key(key)],
+            &base,
             "needs `displacement` [m] or `rotation` [rad] values".to_string(),
         ));
     }
@@ -439,14 +440,7 @@ fn motion(
         }
         v.iter()
             .enumerate()
-            .map(|(j, x)| {
-                check_finite3(
-                    ctx,
-                    &[Key("rods"), Idx(i), Key(key), Key(k), Idx(j)],
-                    x,
-                    unit,
-                )
-            })
+            .map(|(j, x)| check_finite3(ctx, &[b0, b1, b2, Key(k), Idx(j)], x, unit))
             .collect::<Result<Vec<_>, _>>()
     };
     let displacement = list("displacement", &m.displacement, "[m]")?;
@@ -471,9 +465,13 @@ struct Dynamics {
 
 /// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
 /// coefficient ≥ 0.
-fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneError> {
+fn obstacles(
+    ctx: &Ctx,
+    list: &[file::Obstacle],
+) -> Result<(Vec<Obstacle>, Vec<EndMotion>), SceneError> {
     use Seg::{Idx, Key};
     let mut out = Vec::with_capacity(list.len());
+    let mut motions = Vec::with_capacity(list.len());
     for (i, o) in list.iter().enumerate() {
         let at = |k: &'static str| [Key("obstacles"), Idx(i), Key(k)];
         let point = |k: &'static str, v: &[f64; 3]| {
@@ -509,11 +507,21 @@ fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneE
                 Err(ctx.err(&at("friction"), format!("must be ≥ 0 [-], got {f}")))
             }
         };
+        let scripted = match o {
+            file::Obstacle::Plane { motion, .. }
+            | file::Obstacle::Cylinder { motion, .. }
+            | file::Obstacle::Capsule { motion, .. } => motion,
+        };
+        motions.push(match scripted {
+            Some(m) => motion(ctx, [Key("obstacles"), Idx(i), Key("motion")], m)?,
+            None => EndMotion::default(),
+        });
         out.push(match o {
             file::Obstacle::Plane {
                 point: p,
                 normal,
                 friction: f,
+                ..
             } => Obstacle {
                 shape: Shape::Plane {
                     point: point("point", p)?,
@@ -527,6 +535,7 @@ fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneE
                 radius,
                 length,
                 friction: f,
+                ..
             } => Obstacle {
                 shape: Shape::Cylinder {
                     center: point("center", center)?,
@@ -536,9 +545,23 @@ fn obstacles(ctx: &Ctx, list: &[file::Obstacle]) -> Result<Vec<Obstacle>, SceneE
                 },
                 friction: friction(*f)?,
             },
+            file::Obstacle::Capsule {
+                a,
+                b,
+                radius,
+                friction: f,
+                ..
+            } => Obstacle {
+                shape: Shape::Capsule {
+                    a: point("a", a)?,
+                    b: point("b", b)?,
+                    radius: positive("radius", *radius)?,
+                },
+                friction: friction(*f)?,
+            },
         });
     }
-    Ok(out)
+    Ok((out, motions))
 }
 
 /// Validate `[tool]` against the built rods.
@@ -805,7 +828,11 @@ fn build_rod(
             ));
         }
         Some(m) => {
-            let sm = motion(ctx, i, "start_motion", m)?;
+            let sm = motion(
+                ctx,
+                [Seg::Key("rods"), Seg::Idx(i), Seg::Key("start_motion")],
+                m,
+            )?;
             if start == EndName::Pinned && !sm.rotation.is_empty() {
                 return Err(ctx.err(
                     &[Key("rods"), Idx(i), Key("start_motion"), Key("rotation")],
@@ -827,7 +854,11 @@ fn build_rod(
             ));
         }
         Some(m) => {
-            let em = motion(ctx, i, "end_motion", m)?;
+            let em = motion(
+                ctx,
+                [Seg::Key("rods"), Seg::Idx(i), Seg::Key("end_motion")],
+                m,
+            )?;
             if end == EndName::Pinned && !em.rotation.is_empty() {
                 return Err(ctx.err(
                     &[Key("rods"), Idx(i), Key("end_motion"), Key("rotation")],

@@ -334,6 +334,23 @@ pub struct World {
     pub rods: Vec<SimRod>,
     /// Current time [s].
     pub time: f64,
+    /// Scripted rigid motion of each obstacle (by index in every rod's contact; empty: the
+    /// obstacle stays where it was built): displacement and rotation vector about its pivot.
+    pub obstacle_motions: Vec<EndMotion>,
+}
+
+/// Pose every scripted obstacle of a rod's contact at time `t` [s] (before a step ending at
+/// `t`). Allocation-free.
+fn pose_obstacles(contact: &mut Option<Box<ObstacleContact>>, motions: &[EndMotion], t: f64) {
+    let Some(c) = contact else {
+        return;
+    };
+    for (o, m) in motions.iter().enumerate() {
+        if !m.times.is_empty() && o < c.obstacles().len() {
+            let (d, r) = m.at(t);
+            c.set_pose(o, &exp_so3(&r), &d);
+        }
+    }
 }
 
 /// What one real-time step did over all rods.
@@ -426,6 +443,7 @@ impl World {
             else {
                 continue;
             };
+            pose_obstacles(contact, &self.obstacle_motions, t);
             let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
             let pc: &mut dyn NodePotential = match contact {
                 Some(k) => k.as_mut(),
@@ -490,21 +508,22 @@ impl World {
                     contact,
                     self_contact,
                 } => {
+                    let motions = &self.obstacle_motions;
                     let (mut none, mut none2) = (NoPotential, NoPotential);
-                    let mut both = Both {
-                        a: match contact {
-                            Some(k) => k.as_mut(),
-                            None => &mut none,
-                        },
-                        b: match self_contact {
-                            Some(k) => k.as_mut(),
-                            None => &mut none2,
-                        },
-                    };
-                    let pot: &mut dyn NodePotential = &mut both;
                     if *quasi_static {
+                        pose_obstacles(contact, motions, t);
+                        let mut both = Both {
+                            a: match contact {
+                                Some(k) => k.as_mut(),
+                                None => &mut none,
+                            },
+                            b: match self_contact {
+                                Some(k) => k.as_mut(),
+                                None => &mut none2,
+                            },
+                        };
                         let last = c
-                            .equilibrate_with(&rod.drive.drive_at(t), pot)
+                            .equilibrate_with(&rod.drive.drive_at(t), &mut both)
                             .map_err(|e| err(e.into()))?;
                         RodReport::Cosserat {
                             last,
@@ -526,13 +545,24 @@ impl World {
                         for k in 1..=steps {
                             let tk = t0 + span * k as f64 / steps as f64;
                             let h = span / steps as f64;
-                            last = c.step_with(h, &rod.drive.drive_at(tk), pot).map_err(|e| {
-                                SimError {
+                            pose_obstacles(contact, motions, tk);
+                            let mut both = Both {
+                                a: match contact {
+                                    Some(k) => k.as_mut(),
+                                    None => &mut none,
+                                },
+                                b: match self_contact {
+                                    Some(k) => k.as_mut(),
+                                    None => &mut none2,
+                                },
+                            };
+                            last = c.step_with(h, &rod.drive.drive_at(tk), &mut both).map_err(
+                                |e| SimError {
                                     rod: i,
                                     time: tk,
                                     source: e.into(),
-                                }
-                            })?;
+                                },
+                            )?;
                             iterations += last.iterations;
                             unconverged += usize::from(!last.converged);
                         }

@@ -197,6 +197,7 @@ mod tests {
         let world = World {
             rods: vec![],
             time: 0.0,
+            obstacle_motions: vec![],
         };
         let (mut tx, mut rx) = snapshot_channel(&world, 3);
         assert!(rx.latest().is_none());
