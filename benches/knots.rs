@@ -1,6 +1,8 @@
 //! One Newton step of the overhand knot (scenes/knot_overhand.toml: the IMC thesis rod, L = 1 m,
 //! r = 1.6 mm, E = 0.18 MPa, 301 nodes, IMC self-contact) at dt = 1 ms and 0.5 ms, from 1 s into
 //! the scene (the ends start pulling). Thesis: 5–7 ms per 0.5 ms step, 2.2–3.2 iterations.
+//! Also the same scene with the Projective Dynamics solver (20 iterations per step,
+//! self-contact as projections) at dt = 1 ms.
 //! Run: `cargo bench --bench knots`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -26,6 +28,21 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    let text = std::fs::read_to_string("scenes/knot_overhand.toml")
+        .expect("scenes/knot_overhand.toml")
+        .replace(
+            "model = \"cosserat\"",
+            "model = \"cosserat\"\nsolver = \"pd\"\niterations = 20",
+        );
+    let mut sc = scene::parse("knot_overhand (pd)", &text, Overrides::default()).expect("pd");
+    sc.world.advance_to(1.0).expect("relax");
+    let mut t = 1.0;
+    g.bench_function("pd 20 iterations, dt 1 ms", |b| {
+        b.iter(|| {
+            t += 1e-3;
+            black_box(sc.world.advance_to(t).expect("step"))
+        })
+    });
     g.finish();
 }
 

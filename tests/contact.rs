@@ -528,3 +528,55 @@ fn moving_instrument_lifts_the_suture_and_drags_it_only_with_friction() {
     assert!(z0.abs() < 1e-5, "frictionless drag {z0}");
     assert!((z1 - 0.01).abs() < 1e-3, "friction drag {z1}");
 }
+
+/// Projective Dynamics with contact as projections (pd.rs): a suture dropped onto a floor
+/// (frictionless: PD has none) lands and rests on it, sinking at most 1 % of its radius (the
+/// projection weight is the penalty stiffness, raised by the same tolerance test).
+#[test]
+fn pd_suture_falls_onto_a_floor_and_rests_on_it() {
+    use suture::rod::Method;
+    let p = nylon();
+    let mut r = horizontal_rod(30, 0.1, 0.005, 2.0);
+    r.config = CosseratConfig {
+        method: Method::Pd,
+        max_iterations: 20,
+        ..CosseratConfig::default()
+    };
+    let floor = Obstacle {
+        shape: Shape::Plane {
+            point: Vec3::zeros(),
+            normal: Vec3::y(),
+        },
+        friction: 0.0,
+    };
+    let weight = p.linear_density() * 0.1 * 9.81;
+    let mut c = ObstacleContact::new(
+        vec![floor],
+        p.radius,
+        31,
+        ObstacleContact::stiffness_for(weight, p.radius),
+    );
+    let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
+    let mut deepest = 0.0f64;
+    for _ in 0..600 {
+        r.step_with(1e-3, &d, &mut c).expect("step");
+        deepest = deepest.max(c.max_penetration);
+    }
+    let lowest = r.x.iter().map(|x| x.y).fold(f64::INFINITY, f64::min);
+    let highest = r.x.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max);
+    let vmax = r.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    println!(
+        "PD floor: deepest sink {deepest:.3e} m ({:.2} % of r), centres {lowest:.4e}..{highest:.4e} m, |v| max {vmax:.1e} m/s, k {:.1e} N/m after {} raises, {} contacts",
+        100.0 * deepest / p.radius,
+        c.stiffness,
+        c.raises,
+        c.active
+    );
+    assert!(deepest <= 0.01 * p.radius);
+    // Every node rests on the floor: centres at r (less the allowed sink).
+    assert!(
+        lowest >= 0.99 * p.radius && highest <= 1.01 * p.radius,
+        "{lowest} {highest}"
+    );
+    assert!(vmax < 1e-3);
+}

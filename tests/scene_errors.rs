@@ -59,7 +59,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/obstacles_pd.toml",
-        r#"tests/fixtures/bad/obstacles_pd.toml:9:1: obstacles need solver = "newton" (contact is part of the Newton solve; the PD solver has none)"#,
+        r#"tests/fixtures/bad/obstacles_pd.toml:13:12: obstacles[0].friction needs solver = "newton" (PD takes contact as projections, without friction)"#,
     ),
     (
         "tests/fixtures/bad/obstacle_zero_normal.toml",

@@ -26,7 +26,7 @@
 
 use crate::contact::segment;
 use crate::math::{Mat3, Vec3, any_perpendicular};
-use crate::rod::cosserat::{NodePotential, PotentialSink};
+use crate::rod::cosserat::{NodePotential, PotentialSink, Projection};
 
 /// Obstacle geometry (world frame, SI).
 #[derive(Clone, Debug, PartialEq)]
@@ -258,6 +258,10 @@ pub struct ObstacleContact {
     pub active: usize,
     /// Stiffness raises so far.
     pub raises: usize,
+    /// Raise the stiffness (and have the step re-solved) when the rod sinks deeper than the
+    /// tolerance. Off for Projective Dynamics, whose penetration is bounded by its iteration
+    /// count rather than the weight (raising it only ruins the conditioning).
+    pub adaptive: bool,
 }
 
 /// Default largest penetration, as a fraction of the rod radius (issue #3: "without sinking
@@ -324,6 +328,7 @@ impl ObstacleContact {
             max_penetration: 0.0,
             active: 0,
             raises: 0,
+            adaptive: true,
         }
     }
 
@@ -623,7 +628,7 @@ impl NodePotential for ObstacleContact {
         }
         self.max_penetration = deepest;
         self.active = active;
-        if deepest > self.tolerance {
+        if self.adaptive && deepest > self.tolerance {
             self.stiffness *= 10.0;
             self.raises += 1;
             return false;
@@ -660,5 +665,27 @@ impl NodePotential for ObstacleContact {
 
     fn relag(&mut self, x: &[Vec3]) -> f64 {
         self.lag_normals(x)
+    }
+
+    /// PD: every penetrating contact point is projected onto the surface offset by the rod
+    /// radius (`p + n δ`), with the penalty stiffness as the weight, so `(k/2)δ²` is the
+    /// penalty's quadratic regime; the same tolerance raises it (re-solving the step).
+    fn project(&self, x: &[Vec3], out: &mut dyn FnMut(Projection)) {
+        for o in 0..self.obstacles.len() {
+            self.points(o, x, |p| {
+                let pos = Self::at(&p, x);
+                let (d, n, _) = self.obstacles[o].shape.distance(&pos);
+                let delta = self.rod_radius - d;
+                if delta > 0.0 {
+                    out(Projection {
+                        nodes: p.nodes,
+                        weights: p.weights,
+                        count: p.count,
+                        target: pos + n * delta,
+                        weight: self.stiffness,
+                    });
+                }
+            });
+        }
     }
 }

@@ -33,7 +33,7 @@ use super::imc::{ImcParams, energy_of_distance};
 use super::obstacle::mollifier;
 use super::segment;
 use crate::math::Vec3;
-use crate::rod::cosserat::{NodePotential, PotentialSink};
+use crate::rod::cosserat::{NodePotential, PotentialSink, Projection};
 
 /// Segments closer along the rod than this many indices never interact (they touch at
 /// shared or nearby nodes); digest F5 A: |i − j| ≥ 3 for segments of about 2h.
@@ -64,6 +64,9 @@ pub struct SelfContact {
     pub friction: f64,
     /// Relative speed below which a pair sticks [m/s].
     pub slip_speed: f64,
+    /// Raise the stiffness (re-solving the step) when a pair comes closer than the tolerance.
+    /// Off for Projective Dynamics (see `ObstacleContact::adaptive`).
+    pub adaptive: bool,
     /// Node positions at the start of the step.
     x_start: Vec<Vec3>,
     /// Per candidate pair, frozen at the step's start: normal force λ [N], closest-point
@@ -92,6 +95,7 @@ impl SelfContact {
             max_motion: 0.0,
             friction: 0.0,
             slip_speed: 1e-4,
+            adaptive: true,
             x_start: Vec::new(),
             lags: Vec::new(),
             eps_u: 1e-7,
@@ -251,7 +255,7 @@ impl NodePotential for SelfContact {
         }
         self.min_distance = min;
         self.active = active;
-        if min < self.contact_distance() - self.tolerance {
+        if self.adaptive && min < self.contact_distance() - self.tolerance {
             self.params.stiffness *= 10.0;
             self.raises += 1;
             return false;
@@ -278,5 +282,33 @@ impl NodePotential for SelfContact {
 
     fn relag(&mut self, _x: &[Vec3]) -> f64 {
         0.0
+    }
+
+    /// PD: each candidate pair closer than 2h pushes its two closest points apart to 2h, half
+    /// the overlap each, as one constraint per segment; the weight is the IMC energy's
+    /// stiffness at contact, `E''(2h) = k_c k_e/(4h²)` [N/m] (contact::imc), so raising k_c
+    /// (the same tolerance test) stiffens both solvers alike. No friction in PD.
+    fn project(&self, x: &[Vec3], out: &mut dyn FnMut(Projection)) {
+        let p = &self.params;
+        let weight = p.stiffness * p.sharpness / (4.0 * p.radius * p.radius);
+        let reach = self.contact_distance();
+        for &(i, j) in &self.pairs {
+            let c = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]);
+            if c.distance >= reach || c.distance < 1e-300 {
+                continue;
+            }
+            let pa = x[i] * (1.0 - c.t) + x[i + 1] * c.t;
+            let pb = x[j] * (1.0 - c.u) + x[j + 1] * c.u;
+            let push = (pa - pb) * (0.5 * (reach - c.distance) / c.distance);
+            for (k, s, target) in [(i, c.t, pa + push), (j, c.u, pb - push)] {
+                out(Projection {
+                    nodes: [k, k + 1],
+                    weights: [1.0 - s, s],
+                    count: 2,
+                    target,
+                    weight,
+                });
+            }
+        }
     }
 }

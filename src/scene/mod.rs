@@ -172,10 +172,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         Some(f) => f,
         None => 0.0,
     };
-    if sf.self_contact && sf.solver.solver == Some(SolverName::Pd) {
+    let pd = sf.solver.solver == Some(SolverName::Pd);
+    if pd && self_friction > 0.0 {
         return Err(ctx.err(
-            &[Key("self_contact")],
-            "= true needs solver = \"newton\" (contact is part of the Newton solve)".to_string(),
+            &[Key("self_friction")],
+            "needs solver = \"newton\" (PD takes contact as projections, without friction)"
+                .to_string(),
         ));
     }
     if !sf.obstacles.is_empty() && strands {
@@ -186,15 +188,14 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 .to_string(),
         ));
     }
-    if !sf.obstacles.is_empty() && sf.solver.solver == Some(SolverName::Pd) {
+    let (mut obstacles, obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
+    if pd && let Some(i) = obstacles.iter().position(|o| o.friction > 0.0) {
         return Err(ctx.err(
-            &[Key("obstacles")],
-            "need solver = \"newton\" (contact is part of the Newton solve; the PD solver has \
-             none)"
+            &[Key("obstacles"), Seg::Idx(i), Key("friction")],
+            "needs solver = \"newton\" (PD takes contact as projections, without friction)"
                 .to_string(),
         ));
     }
-    let (mut obstacles, obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
     let tissue = sf.tissue.as_ref().map(|t| tissue(ctx, t)).transpose()?;
     if let Some(t) = &tissue {
         if strands {
@@ -451,6 +452,11 @@ fn motion(ctx: &Ctx, base: [Seg; 3], m: &MotionSection) -> Result<EndMotion, Sce
         rotation,
     })
 }
+
+/// Projective Dynamics takes contact as projections with a fixed weight (no adaptive raises:
+/// its penetration is bounded by the iteration count); the weight is this many times the
+/// adaptive solvers' starting stiffness, which sinks the design load by one tolerance.
+const PD_CONTACT_GAIN: f64 = 100.0;
 
 /// What the dynamic model needs from the scene, besides the rod.
 struct Dynamics {
@@ -961,12 +967,17 @@ fn build_rod(
         let contact = (!dynamics.obstacles.is_empty()).then(|| {
             let weight = params.linear_density() * length * gravity.norm();
             let loads = drive.base_force.norm() + drive.tip_force.norm();
-            Box::new(ObstacleContact::new(
+            let mut c = ObstacleContact::new(
                 dynamics.obstacles.clone(),
                 params.radius,
                 elements + 1,
                 ObstacleContact::stiffness_for(weight + loads, params.radius),
-            ))
+            );
+            if dynamics.config.method == Method::Pd {
+                c.adaptive = false;
+                c.stiffness *= PD_CONTACT_GAIN;
+            }
+            Box::new(c)
         });
         // Self-contact: the initial IMC stiffness holds the larger of the rod's weight plus
         // its end loads and its bending force scale EI/l² (l the segment length: what a bent
@@ -982,6 +993,12 @@ fn build_rod(
                 SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
             );
             c.friction = dynamics.self_friction;
+            if dynamics.config.method == Method::Pd {
+                // PD: a fixed projection weight, 100× the adaptive start (see
+                // ObstacleContact::adaptive).
+                c.adaptive = false;
+                c.params.stiffness *= PD_CONTACT_GAIN;
+            }
             Box::new(c)
         });
         RodModel::Cosserat {

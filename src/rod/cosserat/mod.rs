@@ -23,7 +23,7 @@ pub mod newton;
 pub mod pd;
 pub mod potential;
 
-pub use potential::{Both, LowRank, NoPotential, NodePotential, PotentialSink};
+pub use potential::{Both, LowRank, NoPotential, NodePotential, PotentialSink, Projection};
 
 use crate::math::{E3, Mat3, Quat, Vec3};
 use crate::rod::RodParams;
@@ -476,7 +476,7 @@ impl CosseratRod {
     /// [`CosseratRod::step`] with an external potential on the node positions (contact). The
     /// potential may ask for the step to be re-solved from its start (up to
     /// [`MAX_POTENTIAL_RETRIES`] times), e.g. after raising a penalty stiffness. The PD solver
-    /// ignores potentials (scenes reject obstacles with `solver = "pd"`).
+    /// sees the potential through [`NodePotential::project`] (contact as projections).
     pub fn step_with(
         &mut self,
         h: f64,
@@ -493,7 +493,7 @@ impl CosseratRod {
             pot.begin(&self.x, Some(h));
             let r = match self.config.method {
                 Method::Newton => newton::step(self, h, drive, pot),
-                Method::Pd => pd::step(self, h, drive),
+                Method::Pd => pd::step(self, h, drive, pot),
             };
             match r {
                 Err(e) => {

@@ -20,8 +20,21 @@
 //!   inertia    `w = 4 J_e / h²`, body frame            (`J θ²/(2h²)`)
 //!   torque     quaternion force `2 u ∘ τ_body`         (digest B.6 advice)
 //! Stiffness damping (β) is not available in PD; mass damping (α) is.
+//!
+//! Contact (obstacles, self-contact) enters as projection constraints
+//! ([`NodePotential::project`]; Bouaziz et al. 2014): each active contact asks a point of one
+//! segment (or a node) to sit at its projection onto the feasible set, with a weight [N/m].
+//! A constraint on a segment point couples only the segment's two nodes, so the position
+//! system stays tridiagonal: it is re-factored (O(N)) in each iteration that has any active
+//! constraint, the contact-free factor is kept for the others. Self-contact pairs become two
+//! such constraints, one on each segment (a Jacobi split of the pair: each side's target is
+//! computed from the other's current position). No friction in PD, and no continuous
+//! collision filter (PD has no line search): fast approaches can tunnel.
 
-use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
+use super::{
+    CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator, NodePotential,
+    Projection,
+};
 use crate::math::{E3, Quat, Vec3};
 use nalgebra::Quaternion;
 
@@ -33,9 +46,47 @@ pub struct PdWork {
     /// LDLᵀ of the tridiagonal matrix: diagonal `d` and sub-diagonal multipliers `m`.
     d: Vec<f64>,
     m: Vec<f64>,
+    /// The matrix itself (diagonal, sub-diagonal; Dirichlet rows applied), for re-factoring
+    /// with contact constraints added.
+    diag0: Vec<f64>,
+    sub0: Vec<f64>,
+    /// Scratch: the matrix with this iteration's constraints, and its factor.
+    diag: Vec<f64>,
+    sub: Vec<f64>,
+    dc: Vec<f64>,
+    mc: Vec<f64>,
+    /// This iteration's active projections (capacity reused).
+    proj: Vec<Projection>,
     off: f64,
     rhs: Vec<Vec3>,
     num: Vec<Quaternion<f64>>,
+}
+
+/// LDLᵀ (Thomas) of the symmetric tridiagonal matrix (`diag`, `sub`) into `d` and the
+/// multipliers `m`: d_i = a_i − s_{i−1}²/d_{i−1}, m_{i−1} = s_{i−1}/d_{i−1}.
+fn factor(diag: &[f64], sub: &[f64], d: &mut [f64], m: &mut [f64]) {
+    let n = d.len() - 1;
+    d[0] = diag[0];
+    for i in 1..=n {
+        m[i - 1] = sub[i - 1] / d[i - 1];
+        d[i] = diag[i] - m[i - 1] * sub[i - 1];
+    }
+}
+
+/// Solve with a factor from [`factor`], in place.
+fn solve_factored(d: &[f64], m: &[f64], rhs: &mut [Vec3]) {
+    let n = d.len() - 1;
+    for i in 1..=n {
+        let prev = rhs[i - 1];
+        rhs[i] -= prev * m[i - 1];
+    }
+    for i in 0..=n {
+        rhs[i] /= d[i];
+    }
+    for i in (0..n).rev() {
+        let next = rhs[i + 1];
+        rhs[i] -= next * m[i];
+    }
 }
 
 impl PdWork {
@@ -69,37 +120,60 @@ impl PdWork {
                 }
             }
         }
-        // LDLᵀ (Thomas): d_i = a_i - s_{i-1}² / d_{i-1}, multiplier m_{i-1} = s_{i-1}/d_{i-1}.
         let mut d = vec![0.0; n + 1];
         let mut m = vec![0.0; n];
-        d[0] = diag[0];
-        for i in 1..=n {
-            m[i - 1] = sub[i - 1] / d[i - 1];
-            d[i] = diag[i] - m[i - 1] * sub[i - 1];
-        }
+        factor(&diag, &sub, &mut d, &mut m);
         PdWork {
             key: (h, rod.ends.0, rod.ends.1),
-            d,
-            m,
+            d: d.clone(),
+            m: m.clone(),
+            diag: diag.clone(),
+            sub: sub.clone(),
+            diag0: diag,
+            sub0: sub,
+            dc: d,
+            mc: m,
+            proj: Vec::with_capacity(4 * (n + 1)),
             off: k,
             rhs: vec![Vec3::zeros(); n + 1],
             num: vec![Quaternion::new(0.0, 0.0, 0.0, 0.0); n],
         }
     }
 
-    fn solve(&mut self) {
-        let n = self.d.len() - 1;
-        for i in 1..=n {
-            let prev = self.rhs[i - 1];
-            self.rhs[i] -= prev * self.m[i - 1];
+    /// Add this iteration's projections (in `proj`) to a copy of the matrix and to the
+    /// right-hand side, re-factor, and solve; without projections, solve with the kept
+    /// factor. `held(i)`: node i is a Dirichlet row (value `x[i]`).
+    fn solve(&mut self, x: &[Vec3], held: impl Fn(usize) -> bool) {
+        if self.proj.is_empty() {
+            solve_factored(&self.d, &self.m, &mut self.rhs);
+            return;
         }
-        for i in 0..=n {
-            self.rhs[i] /= self.d[i];
+        self.diag.copy_from_slice(&self.diag0);
+        self.sub.copy_from_slice(&self.sub0);
+        for p in &self.proj {
+            // Energy (w/2)|Σ c_a x_a − p|²: adds w c_a c_b to A[a][b], w c_a p to rhs[a].
+            for a in 0..p.count {
+                let i = p.nodes[a];
+                if !held(i) {
+                    self.diag[i] += p.weight * p.weights[a] * p.weights[a];
+                    self.rhs[i] += p.target * (p.weight * p.weights[a]);
+                }
+            }
+            if p.count == 2 {
+                let (i, j) = (p.nodes[0], p.nodes[1]);
+                debug_assert_eq!(j, i + 1, "a projection spans one segment");
+                let c = p.weight * p.weights[0] * p.weights[1];
+                match (held(i), held(j)) {
+                    (false, false) => self.sub[i] += c,
+                    // A Dirichlet neighbour's known value moves to the right-hand side.
+                    (false, true) => self.rhs[i] -= x[j] * c,
+                    (true, false) => self.rhs[j] -= x[i] * c,
+                    (true, true) => {}
+                }
+            }
         }
-        for i in (0..n).rev() {
-            let next = self.rhs[i + 1];
-            self.rhs[i] -= next * self.m[i];
-        }
+        factor(&self.diag, &self.sub, &mut self.dc, &mut self.mc);
+        solve_factored(&self.dc, &self.mc, &mut self.rhs);
     }
 }
 
@@ -123,8 +197,14 @@ fn from_two_vectors(a: &Vec3, b: &Vec3) -> Quaternion<f64> {
     Quaternion::new(c, v.x, v.y, v.z).normalize()
 }
 
-/// One PD step of length `h` [s] with `config.max_iterations` local/global iterations.
-pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+/// One PD step of length `h` [s] with `config.max_iterations` local/global iterations, with
+/// the contact constraints `pot` projects in each iteration.
+pub fn step(
+    rod: &mut CosseratRod,
+    h: f64,
+    drive: &Drive,
+    pot: &mut dyn NodePotential,
+) -> Result<CosseratReport, CosseratError> {
     let n = rod.params.segments;
     let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
     let he = if midpoint { 0.5 * h } else { h };
@@ -232,7 +312,13 @@ pub fn step(rod: &mut CosseratRod, h: f64, drive: &Drive) -> Result<CosseratRepo
             let u = rod.q[e].into_inner();
             pw.num[e] += u * Quaternion::new(0.0, tb.x, tb.y, tb.z) * 2.0;
         }
-        pw.solve();
+        // Contact projections at the current iterate (the local step's collision part).
+        pw.proj.clear();
+        {
+            let proj = &mut pw.proj;
+            pot.project(&rod.x, &mut |p| proj.push(p));
+        }
+        pw.solve(&rod.x, held_node);
         for i in 0..=n {
             if !held_node(i) {
                 rod.x[i] = pw.rhs[i];

@@ -128,6 +128,24 @@ impl<'a> PotentialSink<'a> {
     }
 }
 
+/// One Projective Dynamics constraint (Bouaziz et al. 2014, the form every term of Soler 2018
+/// takes): the energy `(w/2)|Σ_a c_a x_{n_a} − p|²` asking a point of the rod (weights `c` on
+/// one node, or on two neighbouring nodes `n_1 = n_0 + 1`) to sit at the target `p`, the
+/// point's projection onto the constraint's feasible set at the current iterate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Projection {
+    /// Node indices (`[i, i]` for one node, `[i, i + 1]` for a point of segment i).
+    pub nodes: [usize; 2],
+    /// Weights on the nodes (`[1, 0]` for one node; `[1 − s, s]` on a segment).
+    pub weights: [f64; 2],
+    /// Number of nodes used (1 or 2).
+    pub count: usize,
+    /// Target position [m].
+    pub target: Vec3,
+    /// Constraint weight w [N/m].
+    pub weight: f64,
+}
+
 /// A potential `V(x)` over the rod's node positions [J], possibly depending on the state at
 /// the start of the step (lagged friction).
 pub trait NodePotential {
@@ -165,6 +183,11 @@ pub trait NodePotential {
     fn evaluate_frames(&self, _q: &[Quat], _sink: Option<&mut PotentialSink>) -> f64 {
         0.0
     }
+
+    /// The Projective Dynamics solver's view of this potential: the constraints active at
+    /// `x`, each handed to `out` (contact as projections onto the feasible set). Default:
+    /// none (the potential is ignored by PD).
+    fn project(&self, _x: &[Vec3], _out: &mut dyn FnMut(Projection)) {}
 }
 
 /// No external potential.
@@ -212,6 +235,10 @@ impl NodePotential for Both<'_> {
     }
     fn limits_steps(&self) -> bool {
         self.a.limits_steps() || self.b.limits_steps()
+    }
+    fn project(&self, x: &[Vec3], out: &mut dyn FnMut(Projection)) {
+        self.a.project(x, out);
+        self.b.project(x, out);
     }
     fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
         self.a.max_step(x, x_full).min(self.b.max_step(x, x_full))
