@@ -420,6 +420,19 @@ fn simulate(
                 c.raises
             );
         }
+        if let Some(l) = &rod.lagged {
+            let sink = l.contact.as_ref().map_or(0.0, |c| c.max_penetration);
+            println!(
+                "rod{i}: lagged contact loads (STRANDS): {} solves in the last frame, last motion {:.1e} m ({}), deepest sink at the end {sink:.3e} m",
+                l.passes,
+                l.change,
+                if l.change < l.tolerance {
+                    "settled"
+                } else {
+                    "NOT settled: raise the pass limit or use model cosserat"
+                }
+            );
+        }
         if let Some(start) = &knot_at_start[i] {
             println!(
                 "rod{i}: knot at t = 0: {start}; at the end: {}",

@@ -55,7 +55,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/obstacles.toml",
-        r#"tests/fixtures/bad/obstacles.toml:6:1: obstacles need model "cosserat" (STRANDS is a boundary-value solve with no obstacle contact); remove them or set solver.model = "cosserat""#,
+        r#"tests/fixtures/bad/obstacles.toml:10:12: obstacles[0].friction needs model "cosserat" with solver "newton" (STRANDS takes contact as lagged normal loads, without friction)"#,
     ),
     (
         "tests/fixtures/bad/obstacles_pd.toml",

@@ -420,3 +420,65 @@ fn d8_high_tension_is_detected_not_returned_wrong() {
         assert!(x.y.abs() < 1e-9 && x.z.abs() < 1e-9);
     }
 }
+
+/// Point loads (contact as lagged loads, issue #5): a load on the tip node is the tip force;
+/// a small load at mid-span deflects the tip as linear beam theory says (δ = P a²(3L − a)/6EI);
+/// a large one bends the inner half as the elastica with a tip load and leaves the outer half
+/// straight.
+#[test]
+fn point_loads_match_tip_force_beam_theory_and_the_elastica() {
+    let n = 80;
+    for scheme in SCHEMES {
+        // On the tip node: identical to the tip force.
+        let mut a = rod(n, Vec3::new(1.0, 1.0, 1.0 / 1.3), Vec3::zeros(), scheme);
+        let mut p = problem(Tip::Free);
+        p.tip_force = Vec3::new(0.0, -2.0, 0.5);
+        a.solve(&p).unwrap();
+        let mut b = rod(n, Vec3::new(1.0, 1.0, 1.0 / 1.3), Vec3::zeros(), scheme);
+        let mut loads = vec![Vec3::zeros(); n + 1];
+        loads[n] = p.tip_force;
+        b.set_point_loads(&loads);
+        b.solve(&problem(Tip::Free)).unwrap();
+        let diff = (a.positions()[n] - b.positions()[n]).norm();
+        assert!(diff < 1e-12, "{scheme:?}: {diff}");
+        // Small load P at a = L/2 (EI = L = 1).
+        let small = 0.01;
+        let mut c = rod(n, Vec3::new(1.0, 1.0, 1.0 / 1.3), Vec3::zeros(), scheme);
+        let mut loads = vec![Vec3::zeros(); n + 1];
+        loads[n / 2] = -Vec3::y() * small;
+        c.set_point_loads(&loads);
+        c.solve(&problem(Tip::Free)).unwrap();
+        let (ha, hl) = (0.5f64, 1.0f64);
+        let beam = small * ha * ha * (3.0 * hl - ha) / 6.0;
+        let tip = -c.positions()[n].y;
+        println!("{scheme:?}: tip deflection {tip:.6e} vs beam theory {beam:.6e}");
+        // Midpoint is second order (as in D5); Euler's O(h) error is printed only.
+        if scheme == Scheme::Midpoint {
+            assert!((tip / beam - 1.0).abs() < 1e-3, "{tip} vs {beam}");
+        }
+        // Large load at mid-span: α' = P (L/2)²/EI = 2 on the inner half.
+        let big = 8.0;
+        let mut d = rod(n, Vec3::new(1.0, 1.0, 1.0 / 1.3), Vec3::zeros(), scheme);
+        loads[n / 2] = -Vec3::y() * big;
+        d.set_point_loads(&loads);
+        d.solve(&problem(Tip::Free)).unwrap();
+        let (ex, ey, eth) = common::elastica_tip(2.0, 0.0);
+        let mid = d.positions()[n / 2];
+        let t = d.rotations()[n / 2].column(2).into_owned();
+        let th = (-t.y).atan2(t.x);
+        println!(
+            "{scheme:?}: mid-span ({:.5}, {:.5}), {th:.5} rad vs elastica ({:.5}, {:.5}), {eth:.5}",
+            mid.x / 0.5,
+            -mid.y / 0.5,
+            ex,
+            ey
+        );
+        if scheme == Scheme::Midpoint {
+            assert!((mid.x / 0.5 - ex).abs() < 1e-3 * ex && (-mid.y / 0.5 - ey).abs() < 1e-3 * ey);
+            assert!((th - eth).abs() < 1e-3 * eth);
+        }
+        // The outer half is straight along the mid-span tangent.
+        let tip = d.positions()[n];
+        assert!((tip - (mid + t * 0.5)).norm() < 1e-9, "outer half bent");
+    }
+}

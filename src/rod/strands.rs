@@ -226,6 +226,8 @@ pub struct Strands {
     solved: Option<StrandsProblem>,
     /// Largest sweep amplification (log) of the iterates of the current solve.
     max_log_amplification: f64,
+    /// Point loads per node, world frame [N] (contact as lagged loads); all zero by default.
+    point_loads: Vec<Vec3>,
 }
 
 /// The moment at the collocation point in its own frame, minus the constitutive moment, divided
@@ -436,7 +438,22 @@ impl Strands {
             },
             solved: None,
             max_log_amplification: 0.0,
+            point_loads: vec![Vec3::zeros(); n + 1],
         }
+    }
+
+    /// Set the point load on every node, world frame [N] (`loads.len()` = nodes), applied by
+    /// every following solve until changed: dead loads, e.g. contact forces lagged from the
+    /// previous solution. A load on the base node is carried by the base support; on the tip
+    /// node it adds to the tip force.
+    pub fn set_point_loads(&mut self, loads: &[Vec3]) {
+        assert_eq!(loads.len(), self.n + 1, "one load per node");
+        self.point_loads.copy_from_slice(loads);
+    }
+
+    /// The point loads per node, world frame [N].
+    pub fn point_loads(&self) -> &[Vec3] {
+        &self.point_loads
     }
 
     /// Place the rod in its rest shape (strain = rest strain) from the base pose, before any
@@ -520,7 +537,9 @@ impl Strands {
         let ei_min = self.stiffness.x.min(self.stiffness.y);
         let qt = q_tip.transpose();
         // Body components in the frame of node k+1.
-        let mut n_b = qt * force;
+        // Point loads (Pai's sweep with concentrated loads): crossing node k towards the base,
+        // the internal force picks up the node's load.
+        let mut n_b = qt * (force + self.point_loads[self.n]);
         let mut m_b = qt * torque;
         let mut f_b = qt * f_dist;
         let mut rot = *q_tip;
@@ -565,7 +584,7 @@ impl Strands {
             // Frame k relative to frame k+1 is arc.rot; ^k y = arc.rotᵀ ^{k+1} y.
             base_from_tip -= rot * arc.p;
             rot *= arc.rot;
-            n_b = rt * n_k;
+            n_b = rt * n_k + rot.transpose() * self.point_loads[k];
             m_b = rt * m_k;
             f_b = rt * f_b;
             self.strain[k] = u;

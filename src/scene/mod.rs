@@ -10,7 +10,7 @@ pub mod file;
 pub type SceneError = crate::located::FileError;
 pub use file::{ModelName, SceneFile};
 
-use crate::contact::{Obstacle, ObstacleContact, SelfContact, Shape};
+use crate::contact::{LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
@@ -148,14 +148,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         ));
     }
     let quasi_static = sf.quasi_static.unwrap_or(strands);
-    if sf.self_contact && strands {
-        return Err(ctx.err(
-            &[Key("self_contact")],
-            "= true needs model \"cosserat\" (STRANDS is a boundary-value solve without \
-             contact)"
-                .to_string(),
-        ));
-    }
+
     let self_friction = match sf.self_friction {
         Some(_) if !sf.self_contact => {
             return Err(ctx.err(
@@ -173,27 +166,28 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         None => 0.0,
     };
     let pd = sf.solver.solver == Some(SolverName::Pd);
-    if pd && self_friction > 0.0 {
-        return Err(ctx.err(
-            &[Key("self_friction")],
-            "needs solver = \"newton\" (PD takes contact as projections, without friction)"
-                .to_string(),
-        ));
-    }
-    if !sf.obstacles.is_empty() && strands {
-        return Err(ctx.err(
-            &[Key("obstacles")],
-            "need model \"cosserat\" (STRANDS is a boundary-value solve with no obstacle contact); \
-             remove them or set solver.model = \"cosserat\""
-                .to_string(),
-        ));
+    // Contact without friction: PD (projections) and STRANDS (lagged normal loads).
+    let frictionless = if strands {
+        Some(
+            "model \"cosserat\" with solver \"newton\" (STRANDS takes contact as lagged normal loads, without friction)",
+        )
+    } else if pd {
+        Some("solver = \"newton\" (PD takes contact as projections, without friction)")
+    } else {
+        None
+    };
+    if let Some(why) = frictionless
+        && self_friction > 0.0
+    {
+        return Err(ctx.err(&[Key("self_friction")], format!("needs {why}")));
     }
     let (mut obstacles, obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
-    if pd && let Some(i) = obstacles.iter().position(|o| o.friction > 0.0) {
+    if let Some(why) = frictionless
+        && let Some(i) = obstacles.iter().position(|o| o.friction > 0.0)
+    {
         return Err(ctx.err(
             &[Key("obstacles"), Seg::Idx(i), Key("friction")],
-            "needs solver = \"newton\" (PD takes contact as projections, without friction)"
-                .to_string(),
+            format!("needs {why}"),
         ));
     }
     let tissue = sf.tissue.as_ref().map(|t| tissue(ctx, t)).transpose()?;
@@ -934,11 +928,55 @@ fn build_rod(
         distributed_force: gravity * params.linear_density(),
         gravity,
     };
+    // Contact: the initial penalty stiffness sinks a point by the tolerance under the rod's
+    // weight plus its end loads (Newton raises it by itself under larger loads, impacts).
+    let contact = (!dynamics.obstacles.is_empty()).then(|| {
+        let weight = params.linear_density() * length * gravity.norm();
+        let loads = drive.base_force.norm() + drive.tip_force.norm();
+        let mut c = ObstacleContact::new(
+            dynamics.obstacles.clone(),
+            params.radius,
+            elements + 1,
+            ObstacleContact::stiffness_for(weight + loads, params.radius),
+        );
+        if dynamics.config.method == Method::Pd && !strands {
+            c.adaptive = false;
+            c.stiffness *= PD_CONTACT_GAIN;
+        }
+        Box::new(c)
+    });
+    // Self-contact: the initial IMC stiffness holds the larger of the rod's weight plus its
+    // end loads and its bending force scale EI/l² (l the segment length: what a bent rod
+    // presses on itself with) at a tenth of the tolerance; Newton raises it as needed.
+    let self_contact = dynamics.self_contact.then(|| {
+        let weight = params.linear_density() * length * gravity.norm();
+        let loads = drive.base_force.norm() + drive.tip_force.norm();
+        let seg = length / elements as f64;
+        let bending = params.bending_stiffness() / (seg * seg);
+        let mut c = SelfContact::new(
+            params.radius,
+            SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
+        );
+        c.friction = dynamics.self_friction;
+        if dynamics.config.method == Method::Pd && !strands {
+            // PD: a fixed projection weight, 100× the adaptive start (see
+            // ObstacleContact::adaptive).
+            c.adaptive = false;
+            c.params.stiffness *= PD_CONTACT_GAIN;
+        }
+        Box::new(c)
+    });
+    let mut lagged = None;
     let model = if strands {
         let ei = params.bending_stiffness();
         let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
         let mut s = Strands::new(length, elements, stiffness, rest, config);
         s.set_rest_pose(&drive.base.0, &drive.base.1);
+        if contact.is_some() || self_contact.is_some() {
+            let mut l = LaggedContact::new(elements + 1, contact, self_contact);
+            l.tolerance = 0.01 * params.radius;
+            lagged = Some(Box::new(l));
+        }
         RodModel::Strands(Box::new(s))
     } else {
         let mut cp = CosseratParams::new(&params, length, elements);
@@ -962,45 +1000,6 @@ fn build_rod(
         };
         let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
         rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
-        // Contact: the initial penalty stiffness sinks a point by the tolerance under the
-        // rod's weight plus its end loads; it rises by itself under larger loads (impacts).
-        let contact = (!dynamics.obstacles.is_empty()).then(|| {
-            let weight = params.linear_density() * length * gravity.norm();
-            let loads = drive.base_force.norm() + drive.tip_force.norm();
-            let mut c = ObstacleContact::new(
-                dynamics.obstacles.clone(),
-                params.radius,
-                elements + 1,
-                ObstacleContact::stiffness_for(weight + loads, params.radius),
-            );
-            if dynamics.config.method == Method::Pd {
-                c.adaptive = false;
-                c.stiffness *= PD_CONTACT_GAIN;
-            }
-            Box::new(c)
-        });
-        // Self-contact: the initial IMC stiffness holds the larger of the rod's weight plus
-        // its end loads and its bending force scale EI/l² (l the segment length: what a bent
-        // rod presses on itself with) at a tenth of the tolerance; it rises by itself under
-        // larger loads.
-        let self_contact = dynamics.self_contact.then(|| {
-            let weight = params.linear_density() * length * gravity.norm();
-            let loads = drive.base_force.norm() + drive.tip_force.norm();
-            let seg = length / elements as f64;
-            let bending = params.bending_stiffness() / (seg * seg);
-            let mut c = SelfContact::new(
-                params.radius,
-                SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
-            );
-            c.friction = dynamics.self_friction;
-            if dynamics.config.method == Method::Pd {
-                // PD: a fixed projection weight, 100× the adaptive start (see
-                // ObstacleContact::adaptive).
-                c.adaptive = false;
-                c.params.stiffness *= PD_CONTACT_GAIN;
-            }
-            Box::new(c)
-        });
         RodModel::Cosserat {
             rod: Box::new(rod),
             dt: dynamics.dt,
@@ -1014,6 +1013,7 @@ fn build_rod(
             model,
             drive,
             radius: params.radius,
+            lagged,
         },
         params,
         length,

@@ -6,7 +6,7 @@
 pub mod snapshot;
 pub mod tool;
 
-use crate::contact::{ObstacleContact, SelfContact};
+use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
 use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
@@ -173,6 +173,8 @@ pub struct SimRod {
     pub drive: RodDrive,
     /// Cross-section radius [m] (for contact set-up and display).
     pub radius: f64,
+    /// A STRANDS rod's contact, as lagged point loads (contact::lagged); `None` otherwise.
+    pub lagged: Option<Box<LaggedContact>>,
 }
 
 impl SimRod {
@@ -422,7 +424,13 @@ impl World {
                         spring.force = cp.force;
                         r.map_err(ModelError::from)
                     }
-                    _ => s.solve(&prob).map(|_| ()).map_err(ModelError::from),
+                    _ => match rod.lagged.as_mut() {
+                        Some(l) => {
+                            pose_obstacles(&mut l.contact, &self.obstacle_motions, t);
+                            l.solve(s, &prob).map(|_| ()).map_err(ModelError::from)
+                        }
+                        None => s.solve(&prob).map(|_| ()).map_err(ModelError::from),
+                    },
                 };
                 if let Err(source) = res {
                     first_err.get_or_insert(SimError {
@@ -497,10 +505,16 @@ impl World {
                 source,
             };
             let r = match &mut rod.model {
-                RodModel::Strands(s) => RodReport::Strands(
-                    s.solve(&rod.drive.problem_at(t))
-                        .map_err(|e| err(e.into()))?,
-                ),
+                RodModel::Strands(s) => {
+                    let prob = rod.drive.problem_at(t);
+                    RodReport::Strands(match rod.lagged.as_mut() {
+                        Some(l) => {
+                            pose_obstacles(&mut l.contact, &self.obstacle_motions, t);
+                            l.solve(s, &prob).map_err(|e| err(e.into()))?.last
+                        }
+                        None => s.solve(&prob).map_err(|e| err(e.into()))?,
+                    })
+                }
                 RodModel::Cosserat {
                     rod: c,
                     dt,
