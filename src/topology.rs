@@ -576,9 +576,14 @@ pub fn identify_closed(closed: &[Vec3]) -> Result<KnotId, TopologyError> {
         ("unknot", Laurent::monomial(1, 0)),
         ("trefoil", trefoil.clone()),
         ("figure-eight", fig8),
-        ("cinquefoil", cinq),
+        ("cinquefoil", cinq.clone()),
         ("square", trefoil.mul(&trefoil.mirror())),
         ("granny", trefoil.mul(&trefoil)),
+        // A double throw (the double overhand, T(2,5): two wraps make five half-twists of two
+        // strands) and a single throw of the opposite sense (the `cinq` above and the
+        // right-handed `trefoil` have signatures of opposite sign).
+        ("surgeon's", cinq.mul(&trefoil)),
+        ("surgeon's, same sense", cinq.mul(&trefoil.mirror())),
     ];
     let name = jones.as_ref().and_then(|v| {
         table

@@ -185,6 +185,16 @@ fn granny_knot_tightens_and_is_recognised_as_granny() {
     assert_eq!(id.name, Some("granny"));
 }
 
+/// The surgeon's knot (a double throw, T(2,5), and an opposite single throw) keeps its
+/// determinant 15 and is told from its same-sense variant by its Jones polynomial.
+#[test]
+fn surgeons_knot_tightens_and_is_recognised() {
+    let x = tighten("scenes/knot_surgeons.toml", 15);
+    let id = topology::identify_open(&x).unwrap();
+    println!("surgeon's: {} crossings, {:?}", id.crossings, id.name);
+    assert_eq!(id.name, Some("surgeon's"));
+}
+
 /// Tighten the overhand knot (as above, for `pull` seconds) with self-contact friction `mu`,
 /// then release the ends and load them with a constant tension `fraction` × the last pull
 /// force along the tails for `hold` seconds. Returns the knot's material loop length every

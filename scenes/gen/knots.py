@@ -9,6 +9,7 @@ axis, pulled apart along their lines after 1 s of rest.
   python3 scenes/gen/knots.py cinquefoil > scenes/knot_cinquefoil.toml  (T(2,5))
   python3 scenes/gen/knots.py square     > scenes/knot_square.toml      (3_1 # 3_1*)
   python3 scenes/gen/knots.py granny     > scenes/knot_granny.toml      (3_1 # 3_1)
+  python3 scenes/gen/knots.py surgeons   > scenes/knot_surgeons.toml    (5_1 # 3_1, opposite senses)
 
 A composite knot is two loose throws in a row along the rod, joined by a straight connector:
 opposite handedness makes the square knot, the same handedness the granny."""
@@ -136,6 +137,8 @@ HEAD = {
                "opposite handedness in a row", 15.0),
     "granny": ("A granny knot in its knot-theory form (3_1 # 3_1): two loose overhand throws of "
                "the same handedness in a row", 15.0),
+    "surgeons": ("A surgeon's knot in its knot-theory form (5_1 # 3_1): a loose double throw (the "
+                 "double overhand, T(2,5)) and a single throw of the opposite sense in a row", 15.0),
 }
 
 kind = sys.argv[1] if len(sys.argv) > 1 else "overhand"
@@ -144,6 +147,12 @@ if kind == "overhand":
     poly = build([open_knot(trefoil)], 0.0)
 elif kind == "cinquefoil":
     poly = build([open_knot(cinquefoil, 9.0)], 0.0)
+elif kind == "surgeons":
+    # The two curves as drawn twist in opposite senses (the trefoil's diagrams have writhe −3,
+    # the cinquefoil's +5): as is, the throws are opposite (the surgeon's knot); mirroring the
+    # trefoil (`surgeons same`) gives the granny-like variant.
+    flip = mirror if (len(sys.argv) > 2 and sys.argv[2] == "same") else (lambda p: p)
+    poly = build([open_knot(cinquefoil, 9.0), flip(open_knot(trefoil))], 0.06)
 else:
     p = open_knot(trefoil)
     poly = build([p, mirror(p) if kind == "square" else p], 0.06)
