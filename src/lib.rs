@@ -1,7 +1,7 @@
 //! `suture`: a real-time haptic surgical suture simulator.
 //!
 //! Layers (ARCHITECTURE.md; enforced by `tests/layering.rs`):
-//! L0 [`math`] · L1 [`rod`], [`contact`], [`device`] · L2 [`sim`], [`coupling`] · L3 [`scene`],
+//! L0 [`math`] · L1 [`rod`], [`contact`], [`tissue`], [`device`] · L2 [`sim`], [`coupling`] · L3 [`scene`],
 //! [`session`].
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
@@ -18,4 +18,5 @@ pub mod runtime;
 pub mod scene;
 pub mod session;
 pub mod sim;
+pub mod tissue;
 pub mod topology;

@@ -446,6 +446,25 @@ fn simulate(
             );
         }
     }
+    if let Some(su) = &sc.world.suturing {
+        use suture::sim::suturing::Through;
+        let through = su
+            .passages
+            .iter()
+            .filter(|p| matches!(p.through, Through::Suture(_)))
+            .count();
+        println!(
+            "suturing: {} holes ({through} with the suture through), incision {:.2} mm, suture tension {:.3} N, needle coupling force {:.3} N, {} events",
+            su.passages.len(),
+            su.tissue.gap_at(su.tissue.geometry.center.z) * 1e3,
+            su.tension,
+            su.needle.coupling_force.norm(),
+            su.events.len()
+        );
+        for e in &su.events {
+            println!("  {:.3} s: {}", e.time, e.kind.describe());
+        }
+    }
     println!("wrote {out}");
     ExitCode::SUCCESS
 }

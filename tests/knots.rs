@@ -199,14 +199,14 @@ fn surgeons_knot_tightens_and_is_recognised() {
 /// then release the ends and load them with a constant tension `fraction` × the last pull
 /// force along the tails for `hold` seconds. Returns the knot's material loop length every
 /// 0.5 s of the hold (from its start) and the load [N].
-fn tighten_then_hold(mu: f64, fraction: f64, pull: f64, hold: f64) -> (Vec<f64>, f64) {
+fn tighten_then_hold(mu: f64, law: &str, fraction: f64, pull: f64, hold: f64) -> (Vec<f64>, f64) {
     use suture::rod::EndCondition;
     // The scene pulls 0.108 m per end from 1 s to 10 s; keep the speed, pull for `pull` s.
     let text = std::fs::read_to_string("scenes/knot_overhand.toml")
         .unwrap()
         .replace(
             "self_contact = true",
-            &format!("self_contact = true\nself_friction = {mu}"),
+            &format!("self_contact = true\nself_friction = {mu}\nself_friction_model = \"{law}\""),
         )
         .replace(
             "times = [0.0, 1.0, 10.0]",
@@ -239,37 +239,53 @@ fn tighten_then_hold(mu: f64, fraction: f64, pull: f64, hold: f64) -> (Vec<f64>,
     (trace, t)
 }
 
+/// Largest relative change of the loop over the hold window (after the first 2 s).
+fn hold_change(tr: &[f64]) -> f64 {
+    tr[4..]
+        .iter()
+        .map(|l| l / tr[4] - 1.0)
+        .fold(0.0f64, |m, c| if c.abs() > m.abs() { c } else { m })
+}
+
+fn print_hold(name: &str, (trace, load): &(Vec<f64>, f64)) {
+    println!(
+        "{name}: load {load:.3e} N; loop every 0.5 s of the hold [mm]: {:?}; largest change over the 10 s window {:+.2} %",
+        trace
+            .iter()
+            .map(|l| (l * 1e4).round() / 10.0)
+            .collect::<Vec<_>>(),
+        100.0 * hold_change(trace)
+    );
+}
+
 /// Digest F3 / issue #5: after tightening, a constant load below the slip threshold keeps the
 /// loop length within 1 % for 10 s with static friction (μ = 0.1, the thesis value); without
-/// friction (what a knot with only velocity-scaled kinetic friction does at rest) the same load
-/// lets the loop change by more. About 6 min on 2 cores (the slowest test). The load replaces the clamps at once, so the first 2 s of the
-/// hold (the tails' elastic recoil) are not counted; the window is the 10 s after them. Both
-/// cases run in parallel.
+/// friction the same load lets the loop change by more. About 6 min on 2 cores (the slowest
+/// test). The load replaces the clamps at once, so the first 2 s of the hold (the tails'
+/// elastic recoil) are not counted; the window is the 10 s after them. Both cases run in
+/// parallel. (The thesis's kinetic-only friction: `kinetic_friction_hold`, ignored.)
 #[test]
 fn tightened_knot_holds_under_load_with_static_friction() {
     let (with, without) = std::thread::scope(|s| {
-        let a = s.spawn(|| tighten_then_hold(0.1, 0.5, 20.0, 12.0));
-        let b = s.spawn(|| tighten_then_hold(0.0, 0.5, 20.0, 12.0));
+        let a = s.spawn(|| tighten_then_hold(0.1, "stick", 0.5, 20.0, 12.0));
+        let b = s.spawn(|| tighten_then_hold(0.0, "stick", 0.5, 20.0, 12.0));
         (a.join().unwrap(), b.join().unwrap())
     });
-    let change = |tr: &[f64]| {
-        tr[4..]
-            .iter()
-            .map(|l| l / tr[4] - 1.0)
-            .fold(0.0f64, |m, c| if c.abs() > m.abs() { c } else { m })
-    };
-    for (name, (trace, load)) in [("μ = 0.1", &with), ("frictionless", &without)] {
-        println!(
-            "{name}: load {load:.3e} N; loop every 0.5 s of the hold [mm]: {:?}; largest change over the 10 s window {:+.2} %",
-            trace
-                .iter()
-                .map(|l| (l * 1e4).round() / 10.0)
-                .collect::<Vec<_>>(),
-            100.0 * change(trace)
-        );
-    }
-    assert!(change(&with.0).abs() < 0.01);
-    assert!(change(&without.0).abs() > 0.01);
+    print_hold("μ = 0.1 with stick", &with);
+    print_hold("frictionless", &without);
+    assert!(hold_change(&with.0).abs() < 0.01);
+    assert!(hold_change(&without.0).abs() > 0.01);
+}
+
+/// The same hold with the thesis's kinetic-only friction (μ = 0.1, switched by γ(|v_T|), its
+/// direction and γ lagged one step as in the thesis). Measured: it holds too (the loop changes
+/// by less than 1 %), against the issue's expectation; see README. `--ignored` (3 min).
+#[test]
+#[ignore]
+fn kinetic_friction_hold() {
+    let r = tighten_then_hold(0.1, "kinetic", 0.5, 20.0, 12.0);
+    print_hold("μ = 0.1 kinetic only", &r);
+    assert!(hold_change(&r.0).abs() < 0.01);
 }
 
 /// scenes/plectoneme.toml: twisting a clamped soft rod 5 turns while its ends approach makes

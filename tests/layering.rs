@@ -7,24 +7,25 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("rod", &["math"]),
     ("contact", &["math", "rod"]),
     ("topology", &["math"]),
+    ("tissue", &["math"]),
     ("device", &["math", "located"]),
-    ("sim", &["math", "rod", "contact", "topology"]),
+    ("sim", &["math", "rod", "contact", "topology", "tissue"]),
     ("coupling", &["math", "device"]),
     (
         "scene",
         &[
-            "math", "located", "rod", "contact", "topology", "device", "sim", "coupling",
+            "math", "located", "rod", "contact", "topology", "tissue", "device", "sim", "coupling",
         ],
     ),
     ("session", &["math", "sim", "device"]),
     (
         "runtime",
         &[
-            "math", "located", "rod", "contact", "topology", "device", "sim", "coupling", "scene",
-            "session",
+            "math", "located", "rod", "contact", "topology", "tissue", "device", "sim", "coupling",
+            "scene", "session",
         ],
     ),
-    ("render", &["math", "sim", "device", "runtime"]),
+    ("render", &["math", "sim", "tissue", "device", "runtime"]),
 ];
 
 fn files(path: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {

@@ -87,7 +87,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`, `targets`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",
@@ -132,6 +132,26 @@ const CASES: &[(&str, &str)] = &[
     (
         "tests/fixtures/bad/self_friction.toml",
         r#"tests/fixtures/bad/self_friction.toml:2:17: self_friction needs self_contact = true"#,
+    ),
+    (
+        "tests/fixtures/bad/self_friction_model.toml",
+        r#"tests/fixtures/bad/self_friction_model.toml:4:23: self_friction_model unknown variant `viscous`, expected `stick` or `kinetic`"#,
+    ),
+    (
+        "tests/fixtures/bad/targets_rigid.toml",
+        r#"tests/fixtures/bad/targets_rigid.toml:11:1: targets need a deformable [tissue] (with youngs_modulus)"#,
+    ),
+    (
+        "tests/fixtures/bad/tissue_gap.toml",
+        r#"tests/fixtures/bad/tissue_gap.toml:46:7: tissue.gap must be narrower than half the pad's width 0.04 [m], got 0.05"#,
+    ),
+    (
+        "tests/fixtures/bad/needle_grip.toml",
+        r#"tests/fixtures/bad/needle_grip.toml:38:8: needle.grip must be in [0, 1] (fraction of the arc from the swage), got 1.5"#,
+    ),
+    (
+        "tests/fixtures/bad/tissue_no_needle.toml",
+        r#"tests/fixtures/bad/tissue_no_needle.toml:39:18: tissue.youngs_modulus a deformable tissue needs a [needle] to suture with"#,
     ),
 ];
 

@@ -341,3 +341,82 @@ fn self_contact_potential_with_friction_matches_finite_differences() {
         );
     }
 }
+
+/// The thesis's kinetic-only friction (Choi 2021 eqs. 3.22–3.24, digest B6) on a pressing
+/// pair whose upper strand slides at a set speed over the last step: the friction force on
+/// the sliding strand opposes its motion, its size over the normal force is μγ with γ from the
+/// digest's table (0.0006 at rest, 0.076 at 0.10 h/s, 0.92 at 0.20 h/s, ≈1 when pulled), the
+/// forces on both strands cancel (action–reaction), and it adds no Hessian terms.
+#[test]
+fn kinetic_friction_follows_the_thesis_switch() {
+    use suture::contact::{FrictionModel, SelfContact};
+    use suture::rod::banded::Banded;
+    use suture::rod::cosserat::{LowRank, NodePotential, PotentialSink};
+    let h = 1.6e-3;
+    let x0: Vec<Vec3> = vec![
+        Vec3::new(-2.0 * h, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(2.0 * h, 0.1 * h, 0.0),
+        Vec3::new(4.0 * h, 2.0 * h, 0.3 * h),
+        Vec3::new(3.0 * h, 4.0 * h, 1.0 * h),
+        Vec3::new(1.2 * h, 1.5 * h, 1.98 * h),
+        Vec3::new(0.8 * h, -1.5 * h, 1.98 * h),
+        Vec3::new(0.0, -4.0 * h, 2.5 * h),
+    ];
+    let n = x0.len() - 1;
+    let dim = 6 * n + 3;
+    let dt = 1e-3;
+    let mu = 0.3;
+    let dir = Vec3::new(0.6, 0.8, 0.0);
+    // Net force on nodes 5..=7 (the sliding strand) and on all nodes, and the number of
+    // rank-one Hessian terms, friction minus frictionless.
+    let forces = |speed: f64| {
+        let mut x1 = x0.clone();
+        for p in &mut x1[5..] {
+            *p += dir * (speed * dt);
+        }
+        let run = |friction: f64| {
+            let mut c = SelfContact::new(h, 1e-3);
+            c.friction = friction;
+            c.friction_model = FrictionModel::Kinetic;
+            c.tolerance = 0.05 * h;
+            c.begin(&x0, Some(dt));
+            assert!(c.accept(&x1));
+            c.begin(&x1, Some(dt));
+            let mut g = vec![0.0; dim];
+            let mut band = Banded::new(dim, 8);
+            let mut lr: Vec<LowRank> = Vec::new();
+            {
+                let mut sink = PotentialSink::with_low_rank(&mut g, Some(&mut band), &mut lr);
+                c.evaluate(&x1, Some(&mut sink));
+            }
+            let f = |nodes: std::ops::RangeInclusive<usize>| {
+                nodes.fold(Vec3::zeros(), |s, k| {
+                    s - Vec3::new(g[6 * k], g[6 * k + 1], g[6 * k + 2])
+                })
+            };
+            (f(5..=7), f(0..=7), lr.len())
+        };
+        let (fn_top, _, terms0) = run(0.0);
+        let (f_top, f_all, terms) = run(mu);
+        (f_top - fn_top, fn_top, f_all, terms - terms0)
+    };
+    let fast = forces(6e-3);
+    let normal = fast.1.norm();
+    assert!(normal > 0.0);
+    for (speed_h, gamma) in [(0.0, 0.0006), (0.10, 0.076), (0.20, 0.92), (3.75, 1.0)] {
+        let (ff, fnorm, fall, extra) = forces(speed_h * h);
+        let ratio = ff.norm() / (mu * fnorm.norm());
+        println!("speed {speed_h} h/s: |F_f|/(μ F_n) = {ratio:.4} (digest γ {gamma})");
+        assert!(
+            (ratio - gamma).abs() < 0.02 * gamma.max(0.05),
+            "γ at {speed_h} h/s: {ratio} vs {gamma}"
+        );
+        assert!(fall.norm() < 1e-9 * normal, "net force {fall:?}");
+        assert_eq!(extra, 0, "kinetic friction adds Hessian terms");
+        if speed_h > 0.0 {
+            // Opposes the sliding (within the tangent plane).
+            assert!(ff.normalize().dot(&dir) < -0.99, "direction {ff:?}");
+        }
+    }
+}

@@ -258,6 +258,8 @@ pub struct ObstacleContact {
     pub active: usize,
     /// Stiffness raises so far.
     pub raises: usize,
+    /// Per obstacle, nodes that do not touch it (empty: none).
+    exempt: Vec<Vec<bool>>,
     /// Raise the stiffness (and have the step re-solved) when the rod sinks deeper than the
     /// tolerance. Off for Projective Dynamics, whose penetration is bounded by its iteration
     /// count rather than the weight (raising it only ruins the conditioning).
@@ -312,6 +314,7 @@ impl ObstacleContact {
             .collect();
         let rest = obstacles.iter().map(|o| o.shape.clone()).collect();
         let identity = vec![(Mat3::identity(), Vec3::zeros()); obstacles.len()];
+        let identity_exempt = vec![Vec::new(); obstacles.len()];
         ObstacleContact {
             obstacles,
             rest,
@@ -329,6 +332,18 @@ impl ObstacleContact {
             active: 0,
             raises: 0,
             adaptive: true,
+            exempt: identity_exempt,
+        }
+    }
+
+    /// Nodes that do not touch obstacle `o` (e.g. a suture's nodes inside the tissue the
+    /// obstacle stands for); `nodes` has one flag per node.
+    pub fn set_exempt(&mut self, o: usize, nodes: &[bool]) {
+        let e = &mut self.exempt[o];
+        if e.len() != nodes.len() {
+            *e = nodes.to_vec();
+        } else {
+            e.copy_from_slice(nodes);
         }
     }
 
@@ -372,8 +387,15 @@ impl ObstacleContact {
     }
 
     /// Visit the contact points of obstacle `o` at `x`.
-    fn points(&self, o: usize, x: &[Vec3], mut f: impl FnMut(Point)) {
+    fn points(&self, o: usize, x: &[Vec3], mut visit: impl FnMut(Point)) {
         let n = x.len() - 1;
+        // Points on exempt nodes only (e.g. suture inside tissue) do not touch.
+        let ex = &self.exempt[o];
+        let mut f = |p: Point| {
+            if ex.is_empty() || !(0..p.count).all(|a| ex[p.nodes[a]]) {
+                visit(p)
+            }
+        };
         match &self.obstacles[o].shape {
             Shape::Plane { .. } => {
                 for i in 0..=n {

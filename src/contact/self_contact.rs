@@ -27,6 +27,13 @@
 //!   instead of sliding as with the thesis's velocity-scaled kinetic friction (digest E2.10).
 //!   Its Hessian is two rank-one terms per pair (along the slip and across it), solved with the
 //!   contact terms.
+//! - Or, with [`FrictionModel::Kinetic`], the thesis's kinetic-only friction (Choi 2021
+//!   eqs. 3.22–3.24, digest B6), for comparison: a force `−μ γ λ v̂_T` on the closest points,
+//!   `γ = 1/(1 + e^{−50(‖v_T‖/h − 0.15)})`, with the relative tangential velocity v_T and λ
+//!   both taken from the previous accepted step (semi-explicit, as the thesis does for the
+//!   direction; λ lagged too, so the term is a constant force within a step and adds no
+//!   Hessian). The contact-point velocities use the closest-point weights (the thesis code's
+//!   barycentric split). With no static friction, a knot at rest under load creeps.
 
 use super::broad;
 use super::imc::{ImcParams, energy_of_distance};
@@ -38,6 +45,15 @@ use crate::rod::cosserat::{NodePotential, PotentialSink, Projection};
 /// Segments closer along the rod than this many indices never interact (they touch at
 /// shared or nearby nodes); digest F5 A: |i − j| ≥ 3 for segments of about 2h.
 pub const DEFAULT_SKIP: usize = 2;
+
+/// Which friction law acts between touching strands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrictionModel {
+    /// Lagged Coulomb friction with stick below the slip speed (IPC form; holds knots).
+    Stick,
+    /// The thesis's velocity-switched kinetic friction (no static friction; knots creep).
+    Kinetic,
+}
 
 /// Self-contact of one rod.
 #[derive(Clone, Debug)]
@@ -62,6 +78,8 @@ pub struct SelfContact {
     pub max_motion: f64,
     /// Coulomb friction coefficient [-] (0: frictionless).
     pub friction: f64,
+    /// Friction law (default [`FrictionModel::Stick`]).
+    pub friction_model: FrictionModel,
     /// Relative speed below which a pair sticks [m/s].
     pub slip_speed: f64,
     /// Raise the stiffness (re-solving the step) when a pair comes closer than the tolerance.
@@ -70,9 +88,14 @@ pub struct SelfContact {
     /// Node positions at the start of the step.
     x_start: Vec<Vec3>,
     /// Per candidate pair, frozen at the step's start: normal force λ [N], closest-point
-    /// parameters (t, u) and unit normal.
-    lags: Vec<(f64, f64, f64, Vec3)>,
+    /// parameters (t, u), unit normal, and (kinetic model) the friction force on segment i's
+    /// closest point [N].
+    lags: Vec<(f64, f64, f64, Vec3, Vec3)>,
     eps_u: f64,
+    /// Step size of the current step [s] (None: static solve).
+    h: Option<f64>,
+    /// Node velocities over the last accepted step [m/s] (kinetic model).
+    v_last: Vec<Vec3>,
 }
 
 impl SelfContact {
@@ -94,11 +117,14 @@ impl SelfContact {
             raises: 0,
             max_motion: 0.0,
             friction: 0.0,
+            friction_model: FrictionModel::Stick,
             slip_speed: 1e-4,
             adaptive: true,
             x_start: Vec::new(),
             lags: Vec::new(),
             eps_u: 1e-7,
+            h: None,
+            v_last: Vec::new(),
         }
     }
 
@@ -119,7 +145,7 @@ impl SelfContact {
     fn friction_term(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
         let mut value = 0.0;
         let eps = self.eps_u;
-        for (&(i, j), &(lambda, t, u, n)) in self.pairs.iter().zip(&self.lags) {
+        for (&(i, j), &(lambda, t, u, n, fk)) in self.pairs.iter().zip(&self.lags) {
             // Only pairs pressing at the start (λ above 1e-6 of its saturation k_c/h).
             if lambda <= 1e-6 * self.params.stiffness / self.params.radius {
                 continue;
@@ -129,6 +155,17 @@ impl SelfContact {
             let mut dp = Vec3::zeros();
             for a in 0..4 {
                 dp += (x[nodes[a]] - self.x_start[nodes[a]]) * wts[a];
+            }
+            if self.friction_model == FrictionModel::Kinetic {
+                // Choi 2021 eq. 3.23: a constant force −fk on the relative displacement dp
+                // (potential fk·dp, zero Hessian).
+                value += fk.dot(&dp);
+                if let Some(sink) = sink.as_deref_mut() {
+                    for a in 0..4 {
+                        sink.add_gradient(nodes[a], &(fk * wts[a]));
+                    }
+                }
+                continue;
             }
             let ut = dp - n * n.dot(&dp);
             let y = ut.norm();
@@ -180,7 +217,10 @@ impl NodePotential for SelfContact {
         self.x_start.clear();
         self.x_start.extend_from_slice(x_start);
         self.eps_u = self.slip_speed * h.unwrap_or(1e-3);
+        self.h = h;
         self.lags.clear();
+        let kinetic = self.friction_model == FrictionModel::Kinetic;
+        let velocities = kinetic && h.is_some() && self.v_last.len() == x_start.len();
         if self.friction > 0.0 {
             for &(i, j) in &self.pairs {
                 let x = x_start;
@@ -193,7 +233,21 @@ impl NodePotential for SelfContact {
                 } else {
                     Vec3::zeros()
                 };
-                self.lags.push((-de, c.t, c.u, n));
+                let mut fk = Vec3::zeros();
+                if velocities {
+                    // Choi 2021 eqs. 3.22–3.24 (digest B6), velocities of the last step.
+                    let v = &self.v_last;
+                    let vrel = (v[i] * (1.0 - c.t) + v[i + 1] * c.t)
+                        - (v[j] * (1.0 - c.u) + v[j + 1] * c.u);
+                    let vt = vrel - n * n.dot(&vrel);
+                    let speed = vt.norm();
+                    if speed > 1e-300 {
+                        let scaled = speed / self.params.radius;
+                        let gamma = 1.0 / (1.0 + (-50.0 * (scaled - 0.15)).exp());
+                        fk = vt * (self.friction * gamma * (-de) / speed);
+                    }
+                }
+                self.lags.push((-de, c.t, c.u, n, fk));
             }
         }
     }
@@ -259,6 +313,14 @@ impl NodePotential for SelfContact {
             self.params.stiffness *= 10.0;
             self.raises += 1;
             return false;
+        }
+        if self.friction_model == FrictionModel::Kinetic {
+            self.v_last.clear();
+            if let Some(h) = self.h {
+                let s = &self.x_start;
+                self.v_last
+                    .extend(x.iter().zip(s).map(|(a, b)| (a - b) / h));
+            }
         }
         true
     }

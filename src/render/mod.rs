@@ -191,11 +191,35 @@ fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals, size: f64)
     } else {
         Vec::new()
     };
-    if let Some(t) = &visuals.tissue {
-        let mut pad = scene.add_cube(1.0, 1.0, 1.0);
-        pad.set_local_scale(t.size.x as f32, t.size.y as f32, t.size.z as f32);
-        pad.set_position(f32v(&t.center));
-        pad.set_color(TISSUE);
+    match (&visuals.tissue, &snap.suturing) {
+        (Some(t), Some(su)) => {
+            // The incised pad: one block per half (from the rest lattice), the skin drawn
+            // over it as the deformed lattice each frame (draw_lines).
+            let n0 = su.grid[0].0 * su.grid[0].1;
+            for half in [&su.top[..n0], &su.top[n0..]] {
+                let (lo, hi) = half
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |m, p| {
+                        (m.0.min(p.x), m.1.max(p.x))
+                    });
+                let mut pad = scene.add_cube(1.0, 1.0, 1.0);
+                let h = t.size.y - 2e-4;
+                pad.set_local_scale((hi - lo) as f32, h as f32, t.size.z as f32);
+                pad.set_position(f32v(&V3::new(
+                    0.5 * (lo + hi),
+                    t.center.y - 1e-4,
+                    t.center.z,
+                )));
+                pad.set_color(TISSUE);
+            }
+        }
+        (Some(t), None) => {
+            let mut pad = scene.add_cube(1.0, 1.0, 1.0);
+            pad.set_local_scale(t.size.x as f32, t.size.y as f32, t.size.z as f32);
+            pad.set_position(f32v(&t.center));
+            pad.set_color(TISSUE);
+        }
+        _ => {}
     }
     let _ = size;
     Nodes {
@@ -252,7 +276,48 @@ fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f
 
 /// Lines drawn each frame: the ghost needle and spring, the force arrow, the incision mark.
 fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals) {
-    if let Some(t) = &visuals.tissue {
+    if let Some(su) = &snap.suturing {
+        // The skin: the deformed top lattice of each half.
+        let skin = Color::new(0.62, 0.32, 0.30, 1.0);
+        let mut off = 0;
+        for &(nx, nz) in &su.grid {
+            let at = |i: usize, j: usize| su.top[off + j * nx + i] + V3::new(0.0, 1e-4, 0.0);
+            for j in 0..nz {
+                for i in 0..nx {
+                    if i + 1 < nx {
+                        window.draw_line(f32v(&at(i, j)), f32v(&at(i + 1, j)), skin, 1.0, false);
+                    }
+                    if j + 1 < nz {
+                        window.draw_line(f32v(&at(i, j)), f32v(&at(i, j + 1)), skin, 1.0, false);
+                    }
+                }
+            }
+            off += nx * nz;
+        }
+        // Targets (entry green, exit blue) and holes (yellow: suture through, white: needle).
+        let cross = |window: &mut Window, p: &V3, r: f64, c: Color| {
+            let lift = V3::new(0.0, 2e-4, 0.0);
+            for d in [V3::new(r, 0.0, r), V3::new(r, 0.0, -r)] {
+                window.draw_line(f32v(&(p + lift - d)), f32v(&(p + lift + d)), c, 3.0, false);
+            }
+        };
+        for (p, entry) in &su.targets {
+            let c = if *entry {
+                Color::new(0.1, 0.8, 0.2, 1.0)
+            } else {
+                Color::new(0.2, 0.4, 1.0, 1.0)
+            };
+            cross(window, p, 1.2e-3, c);
+        }
+        for (p, suture) in &su.holes {
+            let c = if *suture {
+                Color::new(1.0, 0.85, 0.1, 1.0)
+            } else {
+                Color::new(1.0, 1.0, 1.0, 1.0)
+            };
+            cross(window, p, 1.0e-3, c);
+        }
+    } else if let Some(t) = &visuals.tissue {
         let top = t.center.y + 0.5 * t.size.y + 1e-4;
         // The incision runs across the pad (along z), as a stitch crosses it.
         let a = V3::new(t.center.x, top, t.center.z - 0.35 * t.size.z);
@@ -326,6 +391,19 @@ fn hud_lines(snap: &Snapshot, visuals: &Visuals, exaggeration: f64) -> Vec<Strin
             visuals.device
         )
     });
+    if let Some(su) = &snap.suturing {
+        l.push(format!(
+            "incision {:.2} mm   suture tension {:.2} N{}   tip on skin {:.2} N   events {}",
+            su.gap * 1e3,
+            su.tension,
+            if su.broken { " (BROKEN)" } else { "" },
+            su.tip_force,
+            su.events
+        ));
+        if let Some(e) = &su.last_event {
+            l.push(format!("{:.2} s: {}", e.time, e.kind.describe()));
+        }
+    }
     l.push(format!(
         "device faults {}   physics stalls {}   needle {}   tube x{:.0}",
         f.device_faults,

@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Longest lag behind the wall clock the physics loop makes up by running missed ticks back to
+/// back; a longer stall is given up (the simulation then runs behind the wall clock by it).
+pub const MAX_LAG: Duration = Duration::from_millis(20);
+
 /// What the physics loop did, returned when it stops (with the world's final state).
 #[derive(Clone, Debug)]
 pub struct PhysicsReport {
@@ -30,6 +34,8 @@ pub struct PhysicsReport {
     pub failed: u64,
     /// See `failed`.
     pub last_error: Option<crate::sim::SimError>,
+    /// Ticks given up because the loop fell more than [`MAX_LAG`] behind the wall clock.
+    pub dropped_ticks: u64,
     /// Snapshots skipped because the viewer held every buffer.
     pub skipped_snapshots: u64,
     /// The world at the end.
@@ -63,7 +69,9 @@ pub fn spawn(
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<PhysicsReport> {
     std::thread::spawn(move || {
-        let mut pacer = Pacer::new(dt);
+        // Simulated time stays on the wall clock: a slow step's missed ticks are made up,
+        // a lag beyond MAX_LAG is given up (counted in `dropped_ticks`).
+        let mut pacer = Pacer::catching_up(dt, MAX_LAG);
         let h = dt.as_secs_f64();
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut last_error = None;
@@ -88,6 +96,11 @@ pub fn spawn(
                 last_buttons = t.buttons;
                 (spring.k, spring.c, spring.kr) =
                     if grasped { (k, c, kr) } else { (0.0, 0.0, 0.0) };
+                // Suturing: the driver lets go of the needle, or takes it again at the
+                // needle point nearest to the device.
+                if let Some(su) = world.suturing.as_mut() {
+                    su.set_held(world.time, grasped, &t.position);
+                }
             }
             match world.step_realtime(h, tool.as_mut().map(|(r, s)| (*r, s))) {
                 Ok(rep) => {
@@ -100,7 +113,15 @@ pub fn spawn(
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
+            let needle_state = world.suturing.as_ref().map(|su| {
+                let n = &su.needle;
+                (n.grip_position, n.rotation, n.velocity, n.angular_velocity)
+            });
             let tool_state = tool.as_ref().map(|(r, s)| {
+                if let Some(ns) = needle_state {
+                    // Suturing: the tool is the needle (its grip point and frame).
+                    return (*r, s, ns.0, ns.1, ns.2, ns.3);
+                }
                 let rod = &world.rods[*r];
                 let x = rod.positions();
                 let (pos, rot, vel, ang) = match &rod.model {
@@ -142,15 +163,28 @@ pub fn spawn(
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
                     snap.step = steps;
-                    snap.tool = tool_state.map(|(r, s, pos, rot, _, _)| ToolSnapshot {
-                        rod: r,
-                        node: s.node,
-                        target: s.target,
-                        target_rotation,
-                        position: pos,
-                        rotation: rot,
-                        force: s.force,
-                        grasped,
+                    snap.tool = tool_state.map(|(r, s, pos, rot, _, _)| {
+                        // The viewer draws needles from their swage: for the rigid needle,
+                        // the swage of the needle and of the ghost (the device's pose).
+                        let (position, target) = match world.suturing.as_ref() {
+                            Some(su) => {
+                                let n = &su.needle;
+                                let grip = n.point(n.grip * n.shape.arc_angle) - n.swage();
+                                let local = n.rotation.inverse() * grip;
+                                (n.swage(), s.target - target_rotation * local)
+                            }
+                            None => (pos, s.target),
+                        };
+                        ToolSnapshot {
+                            rod: r,
+                            node: s.node,
+                            target,
+                            target_rotation,
+                            position,
+                            rotation: rot,
+                            force: s.force,
+                            grasped,
+                        }
                     });
                     let f = &mut snap.figures;
                     let m = stats.running();
@@ -178,6 +212,7 @@ pub fn spawn(
             unconverged,
             failed,
             last_error,
+            dropped_ticks: pacer.dropped,
             skipped_snapshots: links.snapshots.skipped,
             world,
             tool,

@@ -98,6 +98,14 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     // (sim::tool::ToolSpring::evaluate_frames): no rotational damper on the hand either, so
     // what the hand feels is what the rod receives.
     coupling.cr = 0.0;
+    // The rigid needle (suturing scenes) is a body with the tool's inertia: its rotational
+    // coupling has the damper the translational one has (sim::World::step_realtime gives it
+    // c·I/m), and the hand feels the same.
+    if let Some(su) = setup.world.suturing.as_ref()
+        && su.needle.mass > 0.0
+    {
+        coupling.cr = coupling.c * su.needle.inertia / su.needle.mass;
+    }
     // A quasi-static (STRANDS) rod is coupled by its tip force only (digest C.6).
     if matches!(
         setup.world.rods[t.rod].model,
@@ -112,6 +120,10 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     let mut frames = Vec::new();
     rod.frames_into(&mut frames);
     spring.target_rotation = frames[spring.segment.min(frames.len() - 1)];
+    if let Some(su) = setup.world.suturing.as_ref() {
+        spring.target = su.needle.grip_position;
+        spring.target_rotation = su.needle.rotation;
+    }
     let max_force = match setup.device.max_force() {
         f if f > 0.0 && f.is_finite() => f,
         _ => NOMINAL_FORCE_LIMIT,
@@ -211,7 +223,7 @@ impl fmt::Display for RunReport {
         )?;
         writeln!(
             f,
-            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed",
+            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
             p.stats.p50,
             p.stats.p99,
             p.stats.max,
@@ -219,7 +231,8 @@ impl fmt::Display for RunReport {
             p.stats.compute_max,
             p.steps,
             p.unconverged,
-            p.failed
+            p.failed,
+            p.dropped_ticks
         )?;
         write!(
             f,

@@ -48,6 +48,16 @@ pub enum SolverName {
     Pd,
 }
 
+/// Friction law of rod self-contact.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FrictionLaw {
+    /// Lagged Coulomb friction with stick (holds knots).
+    Stick,
+    /// Choi 2021's velocity-switched kinetic friction (no static friction).
+    Kinetic,
+}
+
 /// End condition of a rod.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -88,6 +98,8 @@ pub struct SceneFile {
     pub self_contact: bool,
     /// Coulomb friction coefficient of rod self-contact [-] (default 0).
     pub self_friction: Option<f64>,
+    /// Friction law of self-contact: "stick" (default) or "kinetic".
+    pub self_friction_model: Option<FrictionLaw>,
     /// Quasi-static (equilibrium per frame) or dynamic; default: the model's nature.
     pub quasi_static: Option<bool>,
     /// Solver settings.
@@ -104,6 +116,9 @@ pub struct SceneFile {
     pub needle: Option<NeedleSection>,
     /// The tissue pad.
     pub tissue: Option<TissueSection>,
+    /// Marks on the tissue.
+    #[serde(default)]
+    pub targets: Vec<TargetSection>,
 }
 
 /// `[tool]`: the virtual coupling between the device and a rod node (digest-cosserat C.6).
@@ -147,6 +162,8 @@ pub struct NeedleSection {
     pub radius: f64,
     /// Wire radius [m].
     pub wire_radius: f64,
+    /// Where the driver holds it, as a fraction of the arc from the swage (default 0.3).
+    pub grip: Option<f64>,
 }
 
 /// `[tissue]`: a rigid pad (axis-aligned box); its top face is a contact plane.
@@ -159,6 +176,52 @@ pub struct TissueSection {
     pub size: [f64; 3],
     /// Coulomb friction of the surface [-] (default 0.3).
     pub friction: Option<f64>,
+    /// Young's modulus [Pa]: present, the pad is deformable and can be sutured (issue #6).
+    pub youngs_modulus: Option<f64>,
+    /// Density [kg/m³] (default 1000).
+    pub density: Option<f64>,
+    /// Rayleigh mass damping [1/s] (default 100).
+    pub mass_damping: Option<f64>,
+    /// Lattice spacing [m] (default 0.005).
+    pub spacing: Option<f64>,
+    /// Rest width of the incision along z through the centre [m] (default 0.003).
+    pub gap: Option<f64>,
+    /// Tip force that pierces the surface [N] (default 1.5).
+    pub puncture_force: Option<f64>,
+    /// Stiffness of the tip pressing on the surface [N/m] (default 2000).
+    pub tip_stiffness: Option<f64>,
+    /// Resistance to the tip cutting forward [N] (default 0.3).
+    pub cut_force: Option<f64>,
+    /// Side stiffness of a channel on the needle [N/m] (default 1000).
+    pub needle_channel_stiffness: Option<f64>,
+    /// Side stiffness of a channel on the suture [N/m] (default 1000).
+    pub suture_channel_stiffness: Option<f64>,
+    /// Coulomb coefficient of sliding through a channel [-] (default 0.2).
+    pub channel_friction: Option<f64>,
+    /// Grip of a channel on what slides through it [N] (default 0.02).
+    pub drag: Option<f64>,
+    /// Side force that tears a channel [N] (default 4).
+    pub tear_force: Option<f64>,
+}
+
+/// `[[targets]]`: a mark on the tissue.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    /// "entry" or "exit".
+    pub kind: TargetName,
+    /// Rest position of the mark [m].
+    pub position: [f64; 3],
+}
+
+/// Kind of a target.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetName {
+    /// Needle entry.
+    Entry,
+    /// Needle exit.
+    Exit,
 }
 
 fn default_gravity() -> [f64; 3] {
@@ -198,6 +261,8 @@ pub struct RodSection {
     pub size: Option<String>,
     /// Radius [m].
     pub radius: Option<f64>,
+    /// Breaking force [N] (default: the material preset's strength × area; none without one).
+    pub breaking_force: Option<f64>,
     /// Young's modulus [Pa].
     pub youngs_modulus: Option<f64>,
     /// Shear modulus [Pa].

@@ -10,7 +10,7 @@ pub mod file;
 pub type SceneError = crate::located::FileError;
 pub use file::{ModelName, SceneFile};
 
-use crate::contact::{LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
+use crate::contact::{FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
@@ -18,8 +18,11 @@ use crate::rod::{
     CosseratConfig, CosseratParams, CosseratRod, EndCondition, Integrator, Method, Scheme, Strands,
     StrandsConfig,
 };
-use crate::sim::tool::{NeedleShape, TissuePad, ToolSetup};
+use crate::sim::needle::{Needle, NeedleTarget};
+use crate::sim::suturing::{Suturing, SuturingParams, Target, TargetKind};
+use crate::sim::tool::{NeedleShape, TissuePad, ToolSetup, ToolSpring};
 use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
+use crate::tissue::{Tissue, TissueGeometry, TissueParams};
 use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
 
 /// Default number of elements per rod.
@@ -165,6 +168,16 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         Some(f) => f,
         None => 0.0,
     };
+    let self_friction_model = match sf.self_friction_model {
+        Some(_) if sf.self_friction.is_none() => {
+            return Err(ctx.err(
+                &[Key("self_friction_model")],
+                "needs self_friction (the coefficient μ)".to_string(),
+            ));
+        }
+        Some(file::FrictionLaw::Kinetic) => FrictionModel::Kinetic,
+        _ => FrictionModel::Stick,
+    };
     let pd = sf.solver.solver == Some(SolverName::Pd);
     // Contact without friction: PD (projections) and STRANDS (lagged normal loads).
     let frictionless = if strands {
@@ -191,6 +204,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         ));
     }
     let tissue = sf.tissue.as_ref().map(|t| tissue(ctx, t)).transpose()?;
+    let mut tissue_plane = None;
     if let Some(t) = &tissue {
         if strands {
             return Err(ctx.err(
@@ -205,6 +219,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 "needs solver = \"newton\" (contact is part of the Newton solve)".to_string(),
             ));
         }
+        tissue_plane = Some(obstacles.len());
         obstacles.push(Obstacle {
             shape: Shape::Plane {
                 point: t.center + Vec3::new(0.0, 0.5 * t.size.y, 0.0),
@@ -262,6 +277,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         obstacles,
         self_contact: sf.self_contact,
         self_friction,
+        self_friction_model,
     };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
@@ -292,6 +308,44 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         lengths.push(len);
     }
     let tool = sf.tool.as_ref().map(|t| tool(ctx, t, &rods)).transpose()?;
+    if let (Some(ts), Some(t)) = (&sf.tissue, &tool)
+        && ts.youngs_modulus.is_some()
+        && t.rod < rods.len()
+    {
+        soften_skin_contact(&mut rods[t.rod]);
+    }
+    let suturing = match (&sf.tissue, &tissue) {
+        (Some(ts), Some(pad)) if ts.youngs_modulus.is_some() => Some(Box::new(suturing(
+            ctx,
+            &sf,
+            ts,
+            pad,
+            needle,
+            tool,
+            &rods,
+            &all_params,
+            tissue_plane,
+        )?)),
+        _ => {
+            if !sf.targets.is_empty() {
+                return Err(ctx.err(
+                    &[Key("targets")],
+                    "need a deformable [tissue] (with youngs_modulus)".to_string(),
+                ));
+            }
+            None
+        }
+    };
+    // A device at rest holds the needle where it lies: its origin maps to the grip point.
+    let mut tool = tool;
+    if let (Some(t), Some(su)) = (tool.as_mut(), suturing.as_ref())
+        && sf
+            .tool
+            .as_ref()
+            .is_some_and(|ts| ts.workspace_offset.is_none())
+    {
+        t.workspace_offset = su.needle.grip_position;
+    }
     Ok(Scene {
         tool,
         needle,
@@ -301,6 +355,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             rods,
             time: 0.0,
             obstacle_motions,
+            suturing,
         },
         model,
         params: all_params,
@@ -461,6 +516,7 @@ struct Dynamics {
     obstacles: Vec<Obstacle>,
     self_contact: bool,
     self_friction: f64,
+    self_friction_model: FrictionModel,
 }
 
 /// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
@@ -645,6 +701,232 @@ fn needle(ctx: &Ctx, n: &file::NeedleSection) -> Result<NeedleShape, SceneError>
         arc_angle,
         wire_radius,
     })
+}
+
+/// Build the suturing state of a deformable `[tissue]`: the needle swaged on the tool's rod
+/// end, the incised pad, the interaction parameters and the targets.
+#[allow(clippy::too_many_arguments)]
+fn suturing(
+    ctx: &Ctx,
+    sf: &SceneFile,
+    ts: &file::TissueSection,
+    pad: &TissuePad,
+    needle: Option<NeedleShape>,
+    tool: Option<ToolSetup>,
+    rods: &[SimRod],
+    params: &[RodParams],
+    plane: Option<usize>,
+) -> Result<Suturing, SceneError> {
+    use Seg::{Idx, Key};
+    let at = |k: &'static str| [Key("tissue"), Key(k)];
+    let Some(shape) = needle else {
+        return Err(ctx.err(
+            &at("youngs_modulus"),
+            "a deformable tissue needs a [needle] to suture with".to_string(),
+        ));
+    };
+    let Some(tool) = tool else {
+        return Err(ctx.err(
+            &at("youngs_modulus"),
+            "a deformable tissue needs a [tool] to drive the needle".to_string(),
+        ));
+    };
+    let rod = &rods[tool.rod];
+    let n = rod.positions().len() - 1;
+    if tool.node != n {
+        return Err(ctx.err(
+            &[Key("tool"), Key("at")],
+            "must be \"end\": the needle is swaged on the suture's end".to_string(),
+        ));
+    }
+    let RodModel::Cosserat { rod: c, .. } = &rod.model else {
+        return Err(ctx.err(
+            &at("youngs_modulus"),
+            "needs model \"cosserat\"".to_string(),
+        ));
+    };
+    let opt = |k: &'static str, v: Option<f64>, default: f64, unit: &str| match v {
+        Some(v) => positive(ctx, &at(k), v, unit),
+        None => Ok(default),
+    };
+    let e = opt("youngs_modulus", ts.youngs_modulus, 0.0, "[Pa]")?;
+    let density = opt("density", ts.density, 1000.0, "[kg/m³]")?;
+    let mass_damping = match ts.mass_damping {
+        Some(v) if v.is_finite() && v >= 0.0 => v,
+        Some(v) => {
+            return Err(ctx.err(
+                &at("mass_damping"),
+                format!("must be ≥ 0 [1/s], got {}", fmt_num(v)),
+            ));
+        }
+        None => 100.0,
+    };
+    let spacing = opt("spacing", ts.spacing, 0.005, "[m]")?;
+    let gap = opt("gap", ts.gap, 0.003, "[m]")?;
+    if gap >= pad.size.x / 2.0 {
+        return Err(ctx.err(
+            &at("gap"),
+            format!(
+                "must be narrower than half the pad's width {} [m], got {}",
+                fmt_num(pad.size.x / 2.0),
+                fmt_num(gap)
+            ),
+        ));
+    }
+    if spacing > (pad.size.x - gap) / 2.0 || spacing > pad.size.z {
+        return Err(ctx.err(
+            &at("spacing"),
+            format!(
+                "must fit the pad's halves at least once, got {}",
+                fmt_num(spacing)
+            ),
+        ));
+    }
+    let tissue = Tissue::new(
+        TissueGeometry {
+            center: pad.center,
+            size: pad.size,
+            gap,
+        },
+        TissueParams {
+            youngs_modulus: e,
+            density,
+            mass_damping,
+            stiffness_damping: 0.0,
+            spacing,
+        },
+    );
+    let rs = &sf.rods[tool.rod];
+    let breaking_force = match rs.breaking_force {
+        Some(v) => positive(
+            ctx,
+            &[Key("rods"), Idx(tool.rod), Key("breaking_force")],
+            v,
+            "[N]",
+        )?,
+        None => rs
+            .material
+            .as_deref()
+            .and_then(params::material)
+            .map_or(f64::INFINITY, |m| m.breaking_force(params[tool.rod].radius)),
+    };
+    let sp = SuturingParams {
+        puncture_force: opt("puncture_force", ts.puncture_force, 1.5, "[N]")?,
+        tip_stiffness: opt("tip_stiffness", ts.tip_stiffness, 2000.0, "[N/m]")?,
+        cut_force: opt("cut_force", ts.cut_force, 0.3, "[N]")?,
+        needle_channel_stiffness: opt(
+            "needle_channel_stiffness",
+            ts.needle_channel_stiffness,
+            1000.0,
+            "[N/m]",
+        )?,
+        suture_channel_stiffness: opt(
+            "suture_channel_stiffness",
+            ts.suture_channel_stiffness,
+            1000.0,
+            "[N/m]",
+        )?,
+        friction: match ts.channel_friction {
+            Some(v) if v.is_finite() && v >= 0.0 => v,
+            Some(v) => {
+                return Err(ctx.err(
+                    &at("channel_friction"),
+                    format!("must be ≥ 0 [-], got {}", fmt_num(v)),
+                ));
+            }
+            None => 0.2,
+        },
+        drag: match ts.drag {
+            Some(v) if v.is_finite() && v >= 0.0 => v,
+            Some(v) => {
+                return Err(ctx.err(&at("drag"), format!("must be ≥ 0 [N], got {}", fmt_num(v))));
+            }
+            None => 0.02,
+        },
+        tear_force: opt("tear_force", ts.tear_force, 4.0, "[N]")?,
+        slip_speed: 1e-3,
+        breaking_force,
+    };
+    let grip = match sf.needle.as_ref().and_then(|n| n.grip) {
+        Some(g) if (0.0..=1.0).contains(&g) => g,
+        Some(g) => {
+            return Err(ctx.err(
+                &[Key("needle"), Key("grip")],
+                format!(
+                    "must be in [0, 1] (fraction of the arc from the swage), got {}",
+                    fmt_num(g)
+                ),
+            ));
+        }
+        None => 0.3,
+    };
+    let swage = c.x[n];
+    let frame = c.q[n - 1];
+    let needle = Needle::new(shape, swage, frame, grip, tool.mass, tool.inertia);
+    // The suture's end held on the swage: a spring-damper at ten times the coupling's
+    // stiffness, critically damped on the tool's mass, and a rotational spring of ten times
+    // the suture's bending stiffness per segment.
+    let w = 2.0 * std::f64::consts::PI * tool.frequency;
+    let k = (tool.mass * w * w).min(tool.max_stiffness);
+    let mut attach = ToolSpring::new(n, 10.0 * k, 2.0 * (10.0 * k * tool.mass).sqrt());
+    attach.kr = 10.0 * params[tool.rod].bending_stiffness() / c.params.segment_length;
+    attach.segment = n - 1;
+    let mut targets = Vec::with_capacity(sf.targets.len());
+    for (i, t) in sf.targets.iter().enumerate() {
+        let p = check_finite3(
+            ctx,
+            &[Key("targets"), Idx(i), Key("position")],
+            &t.position,
+            "[m]",
+        )?;
+        targets.push(Target {
+            kind: match t.kind {
+                file::TargetName::Entry => TargetKind::Entry,
+                file::TargetName::Exit => TargetKind::Exit,
+            },
+            position: p,
+        });
+    }
+    let mut s = Suturing::new(needle, tissue, sp, tool.rod, n, n + 1, attach, targets);
+    s.plane = plane;
+    // Without a device (simulate), the needle is held where it starts, by the same coupling.
+    let (vc, _) = crate::coupling::VirtualCoupling::new(
+        tool.mass,
+        tool.inertia,
+        tool.frequency,
+        tool.damping_ratio,
+        tool.max_stiffness,
+    );
+    s.home = NeedleTarget {
+        position: s.needle.grip_position,
+        velocity: Vec3::zeros(),
+        rotation: s.needle.rotation,
+        angular_velocity: Vec3::zeros(),
+        k: vc.k,
+        c: vc.c,
+        kr: vc.kr,
+        cr: vc.c * tool.inertia / tool.mass,
+    };
+    // A suture laid through the pad in the scene is a placed stitch.
+    s.thread_initial(&c.x, c.params.segment_length);
+    // Form the tissue's step matrix now, not on the real-time loop's first step.
+    if let RodModel::Cosserat { dt, .. } = &rod.model {
+        s.tissue.prepare(*dt);
+    }
+    Ok(s)
+}
+
+/// The skin is soft (it deforms by millimetres under a stitch): the suture may sink into the
+/// pad's contact plane by up to half its radius before the penalty stiffens, instead of 1 %
+/// (which stiffened the penalty a thousandfold and throttled every Newton step of a suture
+/// dragged over the skin to micrometres).
+fn soften_skin_contact(rod: &mut SimRod) {
+    if let RodModel::Cosserat {
+        contact: Some(c), ..
+    } = &mut rod.model
+    {
+        c.tolerance = 0.5 * rod.radius;
+    }
 }
 
 /// Validate `[tissue]`.
@@ -958,6 +1240,7 @@ fn build_rod(
             SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
         );
         c.friction = dynamics.self_friction;
+        c.friction_model = dynamics.self_friction_model;
         if dynamics.config.method == Method::Pd && !strands {
             // PD: a fixed projection weight, 100× the adaptive start (see
             // ObstacleContact::adaptive).

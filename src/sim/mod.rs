@@ -3,7 +3,9 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+pub mod needle;
 pub mod snapshot;
+pub mod suturing;
 pub mod tool;
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
@@ -248,6 +250,9 @@ pub enum ModelError {
     /// From the quasi-static coupling's tip-force solve.
     #[error(transparent)]
     Coupling(#[from] tool::CouplingError),
+    /// A state or set-up the step cannot take.
+    #[error("{0}")]
+    Unsupported(&'static str),
 }
 
 /// What one rod's solver did over a frame.
@@ -339,6 +344,85 @@ pub struct World {
     /// Scripted rigid motion of each obstacle (by index in every rod's contact; empty: the
     /// obstacle stays where it was built): displacement and rotation vector about its pivot.
     pub obstacle_motions: Vec<EndMotion>,
+    /// Needle, deformable tissue and their interaction, if the scene sutures (issue #6).
+    pub suturing: Option<Box<suturing::Suturing>>,
+}
+
+/// One step of the sutured rod with the needle and the tissue (sim::suturing, phases 1–5).
+fn suture_step(
+    s: &mut suturing::Suturing,
+    rod: &mut SimRod,
+    motions: &[EndMotion],
+    h: f64,
+    t: f64,
+    target: &needle::NeedleTarget,
+) -> Result<CosseratReport, ModelError> {
+    let RodModel::Cosserat {
+        rod: c,
+        contact,
+        self_contact,
+        ..
+    } = &mut rod.model
+    else {
+        return Err(ModelError::Unsupported(
+            "suturing needs a dynamic cosserat rod",
+        ));
+    };
+    let g = rod.drive.gravity;
+    s.step_needle(h, &g, target);
+    pose_obstacles(contact, motions, t);
+    s.prepare_suture(
+        contact.as_deref_mut(),
+        c.params.segment_length,
+        c.params.broken,
+        &c.x,
+    );
+    let (mut none, mut none3) = (NoPotential, NoPotential);
+    let pc: &mut dyn NodePotential = match contact {
+        Some(k) => k.as_mut(),
+        None => &mut none,
+    };
+    let psc: &mut dyn NodePotential = match self_contact {
+        Some(k) => k.as_mut(),
+        None => &mut none3,
+    };
+    let mut contacts = Both { a: pc, b: psc };
+    let mut held = Both {
+        a: &mut s.attach,
+        b: &mut s.channel,
+    };
+    let mut both = Both {
+        a: &mut contacts,
+        b: &mut held,
+    };
+    let rep = c.step_with(h, &rod.drive.drive_at(t), &mut both);
+    // Tension: the axial force EA Γ₃ (Soler eq. (5), Γ₃ = d₃·(x_{e+1} − x_e)/l − 1; shear,
+    // which a sharp bend through a hole induces, is not tension), largest over the segments
+    // (the broken segment excluded).
+    let ea = c.params.stretch_stiffness.z;
+    let l = c.params.segment_length;
+    let mut tension = (0.0f64, 0usize);
+    for e in 0..c.params.segments {
+        if c.params.broken == Some(e) {
+            continue;
+        }
+        let d3 = c.q[e] * Vec3::z();
+        let f = ea * (d3.dot(&(c.x[e + 1] - c.x[e])) / l - 1.0);
+        if f > tension.0 {
+            tension = (f, e);
+        }
+    }
+    s.finish(h, t, &c.x, tension);
+    if tension.0 > s.params.breaking_force && c.params.broken.is_none() {
+        c.params.broken = Some(tension.1);
+        s.broke(t, tension.1, tension.0);
+    }
+    if !s.is_finite() {
+        return Err(ModelError::Unsupported(
+            "needle or tissue state is not finite",
+        ));
+    }
+    rep.map_err(ModelError::from)
 }
 
 /// Pose every scripted obstacle of a rod's contact at time `t` [s] (before a step ending at
@@ -401,7 +485,59 @@ impl World {
             converged: true,
         };
         let mut first_err = None;
+        // Suturing: the tool drives the needle, the needle the suture's end.
+        let sutured = self.suturing.as_ref().map(|s| s.rod);
+        if let Some(s) = self.suturing.as_mut() {
+            let target = match tool.as_mut() {
+                Some((_, spring)) => {
+                    let cr = if s.needle.mass > 0.0 {
+                        spring.c * s.needle.inertia / s.needle.mass
+                    } else {
+                        0.0
+                    };
+                    needle::NeedleTarget {
+                        position: spring.target,
+                        velocity: spring.target_velocity,
+                        rotation: spring.target_rotation,
+                        angular_velocity: Vec3::zeros(),
+                        k: spring.k,
+                        c: spring.c,
+                        kr: spring.kr,
+                        cr,
+                    }
+                }
+                None => s.home,
+            };
+            let r = suture_step(
+                s,
+                &mut self.rods[s.rod],
+                &self.obstacle_motions,
+                h,
+                t,
+                &target,
+            );
+            if let Some((_, spring)) = tool.as_mut() {
+                spring.force = s.needle.coupling_force;
+            }
+            match r {
+                Ok(rep) => {
+                    out.iterations += rep.iterations;
+                    out.converged &= rep.converged;
+                }
+                Err(source) => {
+                    first_err.get_or_insert(SimError {
+                        rod: s.rod,
+                        time: t,
+                        source,
+                    });
+                }
+            }
+        }
+        let mut tool = if sutured.is_some() { None } else { tool };
         for (i, rod) in self.rods.iter_mut().enumerate() {
+            if Some(i) == sutured {
+                continue;
+            }
             // Quasi-static rods: the equilibrium at t, the held one with the tip force solved
             // with the coupling (digest C.6).
             if let RodModel::Strands(s) = &mut rod.model {
@@ -493,6 +629,9 @@ impl World {
     /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started; each
     /// dynamic rod takes equal steps of at most its `dt` to reach `t`.
     pub fn advance_to(&mut self, t: f64) -> Result<StepReport, SimError> {
+        if self.suturing.is_some() {
+            return self.advance_suturing_to(t);
+        }
         let mut report = StepReport {
             time: t,
             rods: Vec::with_capacity(self.rods.len()),
@@ -595,6 +734,57 @@ impl World {
         }
         self.time = t;
         Ok(report)
+    }
+}
+
+impl World {
+    /// [`World::advance_to`] for a suturing world: real-time steps of the sutured rod's `dt`
+    /// with the needle held at its home pose (no device), the other rods alongside.
+    fn advance_suturing_to(&mut self, t: f64) -> Result<StepReport, SimError> {
+        let rod = self.suturing.as_ref().map_or(0, |s| s.rod);
+        let dt = match &self.rods[rod].model {
+            RodModel::Cosserat { dt, .. } => *dt,
+            RodModel::Strands(_) => 1e-3,
+        };
+        let t0 = self.time;
+        let span = t - t0;
+        let steps = if span > 0.0 {
+            (span / dt - 1e-9).ceil().max(1.0) as usize
+        } else {
+            0
+        };
+        let (mut iterations, mut unconverged) = (0, 0);
+        for k in 1..=steps {
+            let h = span / steps as f64;
+            let r = self.step_realtime(h, None)?;
+            iterations += r.iterations;
+            unconverged += usize::from(!r.converged);
+            self.time = t0 + span * k as f64 / steps as f64;
+        }
+        self.time = t;
+        if let Some(s) = self.suturing.as_mut() {
+            s.check_knot(t, self.rods[s.rod].positions());
+        }
+        let rods = self
+            .rods
+            .iter()
+            .map(|r| match &r.model {
+                RodModel::Strands(_) => RodReport::Strands(StrandsReport::default()),
+                RodModel::Cosserat {
+                    contact,
+                    self_contact,
+                    ..
+                } => RodReport::Cosserat {
+                    last: CosseratReport::default(),
+                    steps,
+                    iterations,
+                    unconverged,
+                    contact: contact_stats(contact),
+                    self_contact: self_contact_stats(self_contact),
+                },
+            })
+            .collect();
+        Ok(StepReport { time: t, rods })
     }
 }
 

@@ -44,6 +44,36 @@ pub struct ToolSnapshot {
     pub grasped: bool,
 }
 
+/// The needle, the deformed tissue and the holes in a snapshot (suturing scenes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SuturingSnapshot {
+    /// The needle's swage point [m] and frame (as `tool::NeedleShape::point` takes them).
+    pub swage: Vec3,
+    /// See `swage`.
+    pub rotation: Quat,
+    /// Top-surface lattice of each half: (nodes along x, along z); `top` holds both halves'
+    /// node positions [m], half 0 first, row-major in z.
+    pub grid: [(usize, usize); 2],
+    /// See `grid`.
+    pub top: Vec<Vec3>,
+    /// Holes [m] and whether the suture (true) or the needle runs through them.
+    pub holes: Vec<(Vec3, bool)>,
+    /// Targets: rest position [m] and whether it marks an entry.
+    pub targets: Vec<(Vec3, bool)>,
+    /// Incision width at z = centre [m], largest suture tension [N], tip force on the skin [N].
+    pub gap: f64,
+    /// See `gap`.
+    pub tension: f64,
+    /// See `gap`.
+    pub tip_force: f64,
+    /// Events so far and the newest one.
+    pub events: usize,
+    /// See `events`.
+    pub last_event: Option<super::suturing::Event>,
+    /// Whether the suture has broken.
+    pub broken: bool,
+}
+
 /// The loops' figures shown in the HUD.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LoopFigures {
@@ -88,6 +118,8 @@ pub struct Snapshot {
     pub rods: Vec<RodSnapshot>,
     /// The tool, if the scene couples one.
     pub tool: Option<ToolSnapshot>,
+    /// Needle, tissue and holes, if the scene sutures.
+    pub suturing: Option<SuturingSnapshot>,
     /// Loop figures.
     pub figures: LoopFigures,
 }
@@ -112,6 +144,46 @@ impl Snapshot {
             dst.frames.clear();
             src.frames_into(&mut dst.frames);
             dst.radius = src.radius;
+        }
+        match &world.suturing {
+            None => self.suturing = None,
+            Some(su) => {
+                let d = self.suturing.get_or_insert_with(|| SuturingSnapshot {
+                    holes: Vec::with_capacity(super::suturing::MAX_PASSAGES),
+                    ..Default::default()
+                });
+                d.swage = su.needle.swage();
+                d.rotation = su.needle.rotation;
+                d.grid = su.tissue.grid();
+                d.top.clear();
+                d.top.extend(su.tissue.top_nodes().map(|(_, _, _, p)| p));
+                d.holes.clear();
+                d.holes
+                    .extend(su.passages.iter().filter_map(|p| match p.through {
+                        super::suturing::Through::Empty => None,
+                        super::suturing::Through::Suture(_) => {
+                            Some((su.tissue.position(&p.point), true))
+                        }
+                        super::suturing::Through::Needle(_) => {
+                            Some((su.tissue.position(&p.point), false))
+                        }
+                    }));
+                d.targets.clear();
+                d.targets.extend(
+                    su.targets
+                        .iter()
+                        .map(|t| (t.position, t.kind == super::suturing::TargetKind::Entry)),
+                );
+                d.gap = su.tissue.gap_at(su.tissue.geometry.center.z);
+                d.tension = su.tension;
+                d.tip_force = su.tip_force;
+                d.events = su.events.len();
+                d.last_event = su.events.last().copied();
+                d.broken = su
+                    .events
+                    .iter()
+                    .any(|e| matches!(e.kind, super::suturing::EventKind::SutureBroken { .. }));
+            }
         }
     }
 }
@@ -198,6 +270,7 @@ mod tests {
             rods: vec![],
             time: 0.0,
             obstacle_motions: vec![],
+            suturing: None,
         };
         let (mut tx, mut rx) = snapshot_channel(&world, 3);
         assert!(rx.latest().is_none());

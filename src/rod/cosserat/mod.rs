@@ -104,6 +104,9 @@ pub struct CosseratParams {
     pub mass_damping: f64,
     /// Strain-rate (Rayleigh β, stiffness-proportional) damping [s]: stress `β C ε̇`.
     pub stiffness_damping: f64,
+    /// A segment that has broken (a suture torn apart): it carries no stretch–shear and its
+    /// two joints no bend–twist, so the rod parts there (Newton solver; PD ignores it).
+    pub broken: Option<usize>,
 }
 
 impl CosseratParams {
@@ -128,6 +131,7 @@ impl CosseratParams {
             rest_darboux: Vec3::zeros(),
             mass_damping: 0.0,
             stiffness_damping: 0.0,
+            broken: None,
         }
     }
 

@@ -131,7 +131,11 @@ fn objective(
         let r = q[e].to_rotation_matrix().into_inner();
         let (mut v, mut g9, mut h9) =
             energy::stretch_shear(&x[e], &x[e + 1], &r, l, &p.stretch_stiffness, &zero, kind);
-        if beta > 0.0 {
+        if p.broken == Some(e) {
+            // A broken segment carries no stretch–shear (its nodes part); its frame keeps
+            // its inertia.
+            (v, g9, h9) = (0.0, Default::default(), Default::default());
+        } else if beta > 0.0 {
             let c = p.stretch_stiffness * beta;
             let (vd, gd, hd) =
                 energy::stretch_shear(&x[e], &x[e + 1], &r, l, &c, &w.gamma_prev[e], kind);
@@ -159,6 +163,9 @@ fn objective(
     }
     // Joints: bend–twist (+ damping).
     for j in 0..n.saturating_sub(1) {
+        if p.broken.is_some_and(|b| b == j || b == j + 1) {
+            continue;
+        }
         let (mut v, mut g6, mut h6) = energy::bend_twist(
             &q[j],
             &q[j + 1],

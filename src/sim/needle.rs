@@ -1,0 +1,268 @@
+//! The rigid curved needle the virtual coupling drives (issue #6).
+//!
+//! Geometry (body frame, as `tool::NeedleShape`): the swage at the origin, the arc leaving
+//! along +z and curving toward +x, `p(θ) = ρ (sin θ ẑ + (1 − cos θ) x̂)`, `θ ∈ [0, Θ]`, the arc
+//! centre at `ρ x̂`, the point at θ = Θ. The suture is swaged at θ = 0 and leaves along −z.
+//!
+//! Dynamics: a rigid body of the tool's mass and (isotropic) inertia — the needle in its driver
+//! — about the grip point θ_g. The coupling spring-damper to the device target is implicit
+//! (linear, solved exactly per step: stable at any stiffness); tissue and suture forces are
+//! applied explicitly (lagged one step, they are soft next to `m/h²`):
+//!
+//! `v' = (m v + h F + h k (x_t − x_g) + h c v_t) / (m + h c + h² k)`,
+//! `ω' = (I ω + h τ + h k_r θ_err + h c_r ω_t) / (I + h c_r + h² k_r)`,
+//!
+//! with θ_err the rotation vector from the needle's frame to the target frame (world), then
+//! `x_g += h v'`, `R ← exp(h ω') R` (symplectic Euler).
+
+use super::tool::NeedleShape;
+use crate::math::{Quat, Vec3};
+
+/// A rigid needle and its state.
+#[derive(Clone, Debug)]
+pub struct Needle {
+    /// Shape.
+    pub shape: NeedleShape,
+    /// Body frame → world.
+    pub rotation: Quat,
+    /// Grip point [m] (world).
+    pub grip_position: Vec3,
+    /// Grip fraction of the arc (0 swage, 1 point).
+    pub grip: f64,
+    /// Velocity of the grip point [m/s] and angular velocity [rad/s] (world).
+    pub velocity: Vec3,
+    /// See `velocity`.
+    pub angular_velocity: Vec3,
+    /// Mass [kg] and moment of inertia about the grip [kg m²] (needle in its driver).
+    pub mass: f64,
+    /// See `mass`.
+    pub inertia: f64,
+    /// Force [N] and torque about the grip [N m] accumulated for the next step.
+    force: Vec3,
+    torque: Vec3,
+    /// Coupling force on the needle over the last step [N] (the hand feels its opposite).
+    pub coupling_force: Vec3,
+    /// Coupling torque on the needle over the last step [N m].
+    pub coupling_torque: Vec3,
+    /// The external (tissue + suture + gravity) force of the last step [N].
+    pub external_force: Vec3,
+}
+
+/// The coupling to the device, as the physics loop sets it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NeedleTarget {
+    /// Target grip position [m] and velocity [m/s].
+    pub position: Vec3,
+    /// See `position`.
+    pub velocity: Vec3,
+    /// Target needle frame and angular velocity [rad/s].
+    pub rotation: Quat,
+    /// See `rotation`.
+    pub angular_velocity: Vec3,
+    /// Stiffness [N/m], damping [N s/m], rotational stiffness [N m/rad] and damping
+    /// [N m s/rad]; all zero when the needle is not held.
+    pub k: f64,
+    /// See `k`.
+    pub c: f64,
+    /// See `k`.
+    pub kr: f64,
+    /// See `k`.
+    pub cr: f64,
+}
+
+/// The pose of a needle whose arc lies on the circle of centre `centre` in the plane normal
+/// to z (its point at angle `phi` [rad], measured from +x toward +y; the arc trailing behind
+/// the point, counter-clockwise travel), gripped at arc fraction `grip`: (grip position [m],
+/// frame). This is how a surgeon drives a curved needle: rotating it about its own centre so
+/// the point follows the arc. Scripted drivers (tests, benchmarks, demos) use it.
+pub fn pose_on_circle(shape: &NeedleShape, centre: &Vec3, phi: f64, grip: f64) -> (Vec3, Quat) {
+    let rho = shape.curvature_radius;
+    let arc = shape.arc_angle;
+    let ps = phi - arc;
+    let (cs, sn) = (ps.cos(), ps.sin());
+    let swage = centre + Vec3::new(cs, sn, 0.0) * rho;
+    let d1 = -Vec3::new(cs, sn, 0.0);
+    let d3 = Vec3::new(-sn, cs, 0.0);
+    let d2 = d3.cross(&d1);
+    let r = crate::math::Mat3::from_columns(&[d1, d2, d3]);
+    let th = grip * arc;
+    let body = Vec3::new(rho * (1.0 - th.cos()), 0.0, rho * th.sin());
+    (
+        swage + r * body,
+        Quat::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(r)),
+    )
+}
+
+impl Needle {
+    /// A needle at rest with its swage at `swage` [m] and frame `rotation`, gripped at arc
+    /// fraction `grip`.
+    pub fn new(
+        shape: NeedleShape,
+        swage: Vec3,
+        rotation: Quat,
+        grip: f64,
+        mass: f64,
+        inertia: f64,
+    ) -> Self {
+        let mut n = Needle {
+            shape,
+            rotation,
+            grip_position: Vec3::zeros(),
+            grip: grip.clamp(0.0, 1.0),
+            velocity: Vec3::zeros(),
+            angular_velocity: Vec3::zeros(),
+            mass,
+            inertia,
+            force: Vec3::zeros(),
+            torque: Vec3::zeros(),
+            coupling_force: Vec3::zeros(),
+            coupling_torque: Vec3::zeros(),
+            external_force: Vec3::zeros(),
+        };
+        n.grip_position = n.point_from(&swage, n.grip * shape.arc_angle);
+        n
+    }
+
+    fn body(&self, th: f64) -> Vec3 {
+        let r = self.shape.curvature_radius;
+        Vec3::new(r * (1.0 - th.cos()), 0.0, r * th.sin())
+    }
+
+    fn point_from(&self, swage: &Vec3, th: f64) -> Vec3 {
+        swage + self.rotation * self.body(th)
+    }
+
+    /// Swage point [m].
+    pub fn swage(&self) -> Vec3 {
+        self.grip_position - self.rotation * self.body(self.grip * self.shape.arc_angle)
+    }
+
+    /// Point at arc angle `th` [rad] (0 swage, Θ point) [m].
+    pub fn point(&self, th: f64) -> Vec3 {
+        self.point_from(&self.swage(), th)
+    }
+
+    /// Unit tangent at `th` (toward the point).
+    pub fn tangent(&self, th: f64) -> Vec3 {
+        self.rotation * Vec3::new(th.sin(), 0.0, th.cos())
+    }
+
+    /// The point [m].
+    pub fn tip(&self) -> Vec3 {
+        self.point(self.shape.arc_angle)
+    }
+
+    /// Velocity of the needle's material point at `th` [m/s].
+    pub fn velocity_at(&self, th: f64) -> Vec3 {
+        self.velocity
+            + self
+                .angular_velocity
+                .cross(&(self.point(th) - self.grip_position))
+    }
+
+    /// Closest point of the needle's circle to `p`: its arc angle (may fall outside [0, Θ],
+    /// in (−π, π]) and the offset `p − c(θ)` [m].
+    pub fn closest(&self, p: &Vec3) -> (f64, Vec3) {
+        let r = self.shape.curvature_radius;
+        let b = self.rotation.inverse() * (p - self.swage());
+        // Centre at r x̂; c(θ) − centre = r (sin θ ẑ − cos θ x̂).
+        let q = b - Vec3::new(r, 0.0, 0.0);
+        let th = q.z.atan2(-q.x);
+        let off = self.rotation * (b - self.body(th));
+        (th, off)
+    }
+
+    /// Apply a force [N] at world point `at` for the next step.
+    pub fn apply(&mut self, f: &Vec3, at: &Vec3) {
+        self.force += f;
+        self.torque += (at - self.grip_position).cross(f);
+    }
+
+    /// Move the grip to arc fraction `u` (a regrasp): the body does not move.
+    pub fn regrasp(&mut self, u: f64) {
+        let swage = self.swage();
+        let w = self.angular_velocity;
+        let v_new = self.velocity
+            + w.cross(&(self.point_from(&swage, u * self.shape.arc_angle) - self.grip_position));
+        self.grip = u.clamp(0.0, 1.0);
+        self.grip_position = self.point_from(&swage, self.grip * self.shape.arc_angle);
+        self.velocity = v_new;
+    }
+
+    /// One step of `h` [s] under the accumulated forces, gravity `g` [m/s²] and the coupling.
+    pub fn step(&mut self, h: f64, gravity: &Vec3, t: &NeedleTarget) {
+        self.step_with_drags(h, gravity, t, &[], 1.0);
+    }
+
+    /// [`Needle::step`] with sliding resistances implicit in the solve: each
+    /// `(point, unit direction τ, force f, lagged speed v along τ, forward only)` resists the
+    /// needle's velocity along τ at that point with `c = f / max(|v|, v_s)` (Coulomb at speed,
+    /// viscous below `v_s` [m/s]), so a large resistance on a light body stays stable. The
+    /// translational and rotational unknowns are solved together (6×6, symmetric positive
+    /// definite): `A = diag(m + hc + h²k, I + hc_r + h²k_r) + h Σ c g gᵀ`, `g = [τ; r × τ]`.
+    pub fn step_with_drags(
+        &mut self,
+        h: f64,
+        gravity: &Vec3,
+        t: &NeedleTarget,
+        drags: &[(Vec3, Vec3, f64, f64, bool)],
+        slip_speed: f64,
+    ) {
+        use nalgebra::{Matrix6, Vector6};
+        let f = self.force + gravity * self.mass;
+        self.external_force = f;
+        let (m, i) = (self.mass, self.inertia);
+        let err = (t.rotation * self.rotation.inverse()).scaled_axis();
+        let mut a = Matrix6::<f64>::zeros();
+        let lin = m + h * t.c + h * h * t.k;
+        let rot = i + h * t.cr + h * h * t.kr;
+        for k in 0..3 {
+            a[(k, k)] = lin;
+            a[(k + 3, k + 3)] = rot;
+        }
+        let bl = self.velocity * m
+            + f * h
+            + (t.position - self.grip_position) * (h * t.k)
+            + t.velocity * (h * t.c);
+        let br = self.angular_velocity * i
+            + self.torque * h
+            + err * (h * t.kr)
+            + t.angular_velocity * (h * t.cr);
+        let mut b = Vector6::new(bl.x, bl.y, bl.z, br.x, br.y, br.z);
+        for &(p, tau, force, v, forward) in drags {
+            if forward && v <= 0.0 {
+                continue;
+            }
+            let c = force / v.abs().max(slip_speed);
+            let r = p - self.grip_position;
+            let rt = r.cross(&tau);
+            let g = Vector6::new(tau.x, tau.y, tau.z, rt.x, rt.y, rt.z);
+            a += g * g.transpose() * (h * c);
+        }
+        let _ = &mut b;
+        let u = match a.cholesky() {
+            Some(ch) => ch.solve(&b),
+            None => Vector6::zeros(),
+        };
+        let v = Vec3::new(u[0], u[1], u[2]);
+        let w = Vec3::new(u[3], u[4], u[5]);
+        self.velocity = v;
+        self.angular_velocity = w;
+        self.grip_position += v * h;
+        self.rotation = Quat::from_scaled_axis(w * h) * self.rotation;
+        self.rotation.renormalize();
+        self.coupling_force = (t.position - self.grip_position) * t.k + (t.velocity - v) * t.c;
+        let err = (t.rotation * self.rotation.inverse()).scaled_axis();
+        self.coupling_torque = err * t.kr + (t.angular_velocity - w) * t.cr;
+        self.force = Vec3::zeros();
+        self.torque = Vec3::zeros();
+    }
+
+    /// Whether the state is finite.
+    pub fn is_finite(&self) -> bool {
+        self.grip_position.iter().all(|c| c.is_finite())
+            && self.velocity.iter().all(|c| c.is_finite())
+            && self.angular_velocity.iter().all(|c| c.is_finite())
+            && self.rotation.coords.iter().all(|c| c.is_finite())
+    }
+}
