@@ -53,6 +53,25 @@ enum Command {
         /// Simulated time of the screenshot [s].
         #[arg(long, default_value_t = 0.5, value_parser = parse_time)]
         shot_at: f64,
+        /// Record the session to FILE (default: a new file sessions/SCENE-UNIXTIME.surec).
+        #[arg(long, value_name = "FILE", conflicts_with = "no_record")]
+        record: Option<String>,
+        /// Do not record the session.
+        #[arg(long)]
+        no_record: bool,
+    },
+    /// Replay a recorded session: `--headless --verify` re-simulates it from the recorded
+    /// targets and checks every step and state digest bit for bit (exit 0 only if all match,
+    /// 1 at the first divergence, 2 for a bad file).
+    Replay {
+        /// The recording (.surec).
+        file: String,
+        /// No window.
+        #[arg(long)]
+        headless: bool,
+        /// Compare every step and digest with the recording.
+        #[arg(long)]
+        verify: bool,
     },
     /// List the HID devices present and the profile (devices/*.toml) that matches each.
     Devices {
@@ -96,6 +115,8 @@ fn main() -> ExitCode {
         duration: None,
         screenshot: None,
         shot_at: 0.5,
+        record: None,
+        no_record: false,
     });
     match command {
         Command::Run {
@@ -106,6 +127,8 @@ fn main() -> ExitCode {
             duration,
             screenshot,
             shot_at,
+            record,
+            no_record,
         } => run::run(run::RunArgs {
             scene,
             device,
@@ -114,7 +137,14 @@ fn main() -> ExitCode {
             duration,
             screenshot,
             shot_at,
+            record,
+            no_record,
         }),
+        Command::Replay {
+            file,
+            headless,
+            verify,
+        } => replay(&file, headless, verify),
         Command::Simulate {
             scene,
             out,
@@ -124,6 +154,69 @@ fn main() -> ExitCode {
         } => simulate(&scene, &out, frames, elements, model),
         Command::Devices { profiles } => devices(&profiles),
         Command::Jitter { seconds } => jitter(seconds),
+    }
+}
+
+/// Read a recording for replay or assessment: exit 2 with `FILE: message` if it is not whole.
+fn read_recording(file: &str) -> Result<suture::session::format::Recording, ExitCode> {
+    let bytes = std::fs::read(file).map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    suture::session::format::decode(&bytes).map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn replay(file: &str, headless: bool, verify: bool) -> ExitCode {
+    if !headless {
+        eprintln!(
+            "error: replay in the viewer is not built yet (issue #7): use --headless --verify"
+        );
+        return ExitCode::from(2);
+    }
+    if !verify {
+        eprintln!("error: --headless replay needs --verify (it has nothing else to show)");
+        return ExitCode::from(2);
+    }
+    let rec = match read_recording(file) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let h = &rec.header;
+    let sc = match scene::parse(&h.scene_path, &h.scene_text, Overrides::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {file}: its scene: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if h.crate_version != env!("CARGO_PKG_VERSION") {
+        eprintln!(
+            "warning: {file} was recorded by suture {}, this is {}: bit-for-bit replay needs the same build",
+            h.crate_version,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let t0 = Instant::now();
+    match suture::session::replay::verify(&rec, sc.world, |_| {}) {
+        Ok(r) => {
+            println!(
+                "{file}: {r} ({:.2} s simulated in {:.2} s)",
+                r.steps as f64 * h.dt,
+                t0.elapsed().as_secs_f64()
+            );
+            if r.divergence.is_none() && r.end_matched != Some(false) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {file}: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

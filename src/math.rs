@@ -327,3 +327,51 @@ mod tests {
         }
     }
 }
+
+/// A 64-bit FNV-1a hash over the exact bit patterns of f64 state (a state digest: two states
+/// hash alike only if every bit matches, up to hash collisions). Allocation-free, one
+/// multiply per byte; used by `sim::World::digest` for bit-for-bit replay checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Digest(pub u64);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Digest {
+    /// Feed the 8 bytes of `x` (little-endian).
+    #[inline]
+    pub fn u64(&mut self, x: u64) {
+        for b in x.to_le_bytes() {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    /// Feed the bits of `x` (so -0.0 and 0.0, and NaN payloads, differ).
+    #[inline]
+    pub fn f64(&mut self, x: f64) {
+        self.u64(x.to_bits());
+    }
+    /// Feed a vector's components.
+    #[inline]
+    pub fn vec3(&mut self, v: &Vec3) {
+        self.f64(v.x);
+        self.f64(v.y);
+        self.f64(v.z);
+    }
+    /// Feed a quaternion's components (i, j, k, w).
+    #[inline]
+    pub fn quat(&mut self, q: &Quat) {
+        for c in q.coords.iter() {
+            self.f64(*c);
+        }
+    }
+    /// Feed a slice of vectors.
+    pub fn vec3s(&mut self, v: &[Vec3]) {
+        for x in v {
+            self.vec3(x);
+        }
+    }
+}

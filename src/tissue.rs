@@ -485,6 +485,15 @@ impl Half {
 }
 
 impl Tissue {
+    /// Feed the lattice's dynamic state (displacements and velocities of both halves) to a
+    /// state digest.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        for h in &self.halves {
+            d.vec3s(&h.u);
+            d.vec3s(&h.v);
+        }
+    }
+
     /// A pad at rest. Panics only on non-positive sizes (the scene validates them).
     pub fn new(geometry: TissueGeometry, params: TissueParams) -> Self {
         let c = geometry.center;

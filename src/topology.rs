@@ -557,6 +557,18 @@ pub struct KnotId {
     pub name: Option<&'static str>,
 }
 
+/// Every name [`identify_closed`] gives a knot.
+pub const KNOT_NAMES: &[&str] = &[
+    "unknot",
+    "trefoil",
+    "figure-eight",
+    "cinquefoil",
+    "square",
+    "granny",
+    "surgeon's",
+    "surgeon's, same sense",
+];
+
 /// Identify the knot of a closed polygon: determinant (3 projections agreeing) and, from the
 /// projection with the fewest crossings among up to 24 generic ones, the Jones polynomial,
 /// which tells square from granny (the square knot's is symmetric under A → 1/A; the granny's

@@ -17,7 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "math", "located", "rod", "contact", "topology", "tissue", "device", "sim", "coupling",
         ],
     ),
-    ("session", &["math", "sim", "device"]),
+    ("session", &["math", "sim", "device", "topology", "tissue"]),
     (
         "runtime",
         &[

@@ -102,9 +102,12 @@ mod haptic {
             start,
             Box::new(device),
             cfg,
-            proxy_rx,
-            targets_tx,
-            None,
+            haptic::HapticLinks {
+                proxy: proxy_rx,
+                targets: targets_tx,
+                figures: None,
+                recorder: suture::session::recorder::RecorderTx::disabled(),
+            },
             stop.clone(),
         );
         // The physics stand-in, on this thread. Drain the targets as the physics would.
@@ -220,6 +223,7 @@ damping_ratio = 1.0
             haptic_period: Duration::from_millis(1),
             physics_dt: Duration::from_millis(1),
             snapshot_every: 16,
+            record: None,
         }
     }
 

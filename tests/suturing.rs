@@ -374,7 +374,7 @@ fn task_scenes_run_headless_for_five_seconds() {
         "scenes/suturing.toml",
     ] {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
-            .args(["run", scene, "--headless", "--duration", "5"])
+            .args(["run", scene, "--headless", "--duration", "5", "--no-record"])
             .arg(format!("--device=scripted:{}", script.display()))
             .output()
             .unwrap();

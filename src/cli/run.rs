@@ -9,6 +9,8 @@ use suture::device::{HapticDevice, MouseDevice, MouseInput, ScriptedDevice};
 use suture::math::{Quat, Vec3};
 use suture::runtime::run::{self, RunSetup};
 use suture::scene::{self, Overrides};
+use suture::session::format::Header;
+use suture::session::recorder;
 
 /// The default scene's path, and its text built into the binary for runs from elsewhere.
 const DEFAULT_SCENE: &str = "scenes/suturing.toml";
@@ -24,6 +26,10 @@ pub struct RunArgs {
     pub screenshot: Option<String>,
     #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
     pub shot_at: f64,
+    /// Record to this file (None: a new file in sessions/ unless `no_record`).
+    pub record: Option<String>,
+    /// Do not record.
+    pub no_record: bool,
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -137,13 +143,21 @@ fn open_hid(_: Option<&str>, _: &str) -> Result<(Box<dyn HapticDevice>, f64), St
 
 /// `suture run`.
 pub fn run(a: RunArgs) -> ExitCode {
-    let loaded = match &a.scene {
-        Some(p) => scene::load(p, Overrides::default()),
-        None if std::path::Path::new(DEFAULT_SCENE).exists() => {
-            scene::load(DEFAULT_SCENE, Overrides::default())
-        }
-        None => scene::parse(DEFAULT_SCENE, DEFAULT_SCENE_TEXT, Overrides::default()),
+    // The scene's text is kept for the recording (replay rebuilds the world from it).
+    let text = match &a.scene {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}")),
+        None => Ok(std::fs::read_to_string(DEFAULT_SCENE)
+            .unwrap_or_else(|_| DEFAULT_SCENE_TEXT.to_string())),
     };
+    let text = match text {
+        Ok(t) => t,
+        Err(e) => return bad(e),
+    };
+    let loaded = scene::parse(
+        a.scene.as_deref().unwrap_or(DEFAULT_SCENE),
+        &text,
+        Overrides::default(),
+    );
     let sc = match loaded {
         Ok(s) => s,
         Err(e) => return bad(e),
@@ -180,6 +194,48 @@ pub fn run(a: RunArgs) -> ExitCode {
     let device_name = device.name().to_string();
     let force_feedback = device.max_force() > 0.0;
     let dt = sc.file.solver.dt.unwrap_or(1e-3);
+    let record = if a.no_record {
+        None
+    } else {
+        let path = a.record.clone().map_or_else(
+            || {
+                let unix = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64());
+                recorder::default_path(&name, unix)
+            },
+            std::path::PathBuf::from,
+        );
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            return bad(format!("--record: {}: {e}", dir.display()));
+        }
+        let file = match std::fs::File::create(&path) {
+            Ok(f) => f,
+            Err(e) => return bad(format!("--record: {}: {e}", path.display())),
+        };
+        let profile_text = a
+            .device
+            .strip_prefix("hid:")
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default();
+        let header = Header {
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            scene_path: name.clone(),
+            scene_text: text.clone(),
+            device: format!("{device_name} ({})", a.device),
+            profile_text,
+            ..Default::default()
+        };
+        eprintln!("suture: recording to {}", path.display());
+        Some((
+            Box::new(std::io::BufWriter::with_capacity(1 << 16, file))
+                as Box<dyn std::io::Write + Send>,
+            header,
+        ))
+    };
     let setup = RunSetup {
         world: sc.world.clone(),
         tool: sc.tool.expect("checked"),
@@ -189,6 +245,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         haptic_period: Duration::from_millis(1),
         physics_dt: Duration::from_secs_f64(dt),
         snapshot_every: 16,
+        record,
     };
     let mut running = match run::start(setup) {
         Ok(r) => r,
@@ -238,6 +295,21 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     };
     println!("{report}");
+    if !a.no_record {
+        let r = &report.recorder;
+        println!(
+            "recorded {} steps, {} device samples, {} events, {} digests, {} bytes, {} dropped{}",
+            r.steps,
+            r.samples,
+            r.events,
+            r.digests,
+            r.bytes,
+            r.dropped,
+            r.error
+                .as_ref()
+                .map_or(String::new(), |e| format!(", write error: {e}"))
+        );
+    }
     if let Some(e) = viewer_failed {
         eprintln!("error: viewer: {e}");
         return ExitCode::from(1);

@@ -9,6 +9,8 @@ use super::stats::LoopSummary;
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
 use crate::math::{Quat, Vec3};
+use crate::session::format::SampleRecord;
+use crate::session::recorder::RecorderTx;
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::Arc;
@@ -45,24 +47,7 @@ pub struct HapticFigures {
     pub hand_force: Vec3,
 }
 
-/// The device pose mapped to the world, for the physics (world frame, SI).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ToolTarget {
-    /// Time of the device reading [s since start].
-    pub t: f64,
-    /// Target position [m] and orientation.
-    pub position: Vec3,
-    /// See `position`.
-    pub rotation: Quat,
-    /// Target velocity [m/s] and angular velocity [rad/s].
-    pub velocity: Vec3,
-    /// See `velocity`.
-    pub angular_velocity: Vec3,
-    /// Buttons.
-    pub buttons: u32,
-    /// Force rendered to the hand at this tick [N] (world frame).
-    pub hand_force: Vec3,
-}
+pub use crate::sim::drive::ToolTarget;
 
 /// A single-producer single-consumer "latest value" channel over a ring: the consumer drains
 /// and keeps the newest. Lock-free and allocation-free after construction.
@@ -215,6 +200,18 @@ impl HapticCore {
     }
 }
 
+/// The haptic loop's links to the other threads.
+pub struct HapticLinks {
+    /// Newest tool state from the physics.
+    pub proxy: Latest<ProxyState>,
+    /// Targets for the physics.
+    pub targets: HeapProd<ToolTarget>,
+    /// The loop's figures for the HUD, if wanted.
+    pub figures: Option<HeapProd<HapticFigures>>,
+    /// Device samples for the recorder (disabled: no recording).
+    pub recorder: RecorderTx<SampleRecord>,
+}
+
 /// Ticks between two HapticFigures publications (10 Hz at 1 kHz).
 const FIGURES_EVERY: u64 = 100;
 
@@ -225,11 +222,15 @@ pub fn spawn(
     start: Instant,
     device: Box<dyn HapticDevice>,
     cfg: HapticConfig,
-    mut proxy: Latest<ProxyState>,
-    mut targets: HeapProd<ToolTarget>,
-    mut figures: Option<HeapProd<HapticFigures>>,
+    links: HapticLinks,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<HapticReport> {
+    let HapticLinks {
+        mut proxy,
+        mut targets,
+        mut figures,
+        mut recorder,
+    } = links;
     std::thread::spawn(move || {
         let mut pacer = Pacer::new(cfg.period);
         let mut core = HapticCore::new(device, cfg);
@@ -239,10 +240,19 @@ pub fn spawn(
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
             let now = (tick - start).as_secs_f64();
-            if let Some(target) = core.tick(now, proxy.get())
+            let target = core.tick(now, proxy.get());
+            if let Some(target) = target
                 && targets.try_push(target).is_err()
             {
                 dropped += 1;
+            }
+            if recorder.enabled() {
+                recorder.push(SampleRecord {
+                    t: now,
+                    // A faulted tick (no target) records no sample.
+                    sample: target.and(core.last),
+                    hand_force: core.hand_force,
+                });
             }
             ticks += 1;
             if ticks.is_multiple_of(FIGURES_EVERY)

@@ -7,8 +7,10 @@
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
 use super::pacer::Pacer;
 use super::stats::LoopSummary;
-use crate::device::mouse::GRASP_BUTTON;
+use crate::session::format::{DigestRecord, EventRecord};
+use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
 use crate::sim::World;
+use crate::sim::drive::Drive;
 use crate::sim::snapshot::{SnapshotTx, ToolSnapshot};
 use crate::sim::tool::ToolSpring;
 use ringbuf::HeapProd;
@@ -34,6 +36,8 @@ pub struct PhysicsReport {
     pub failed: u64,
     /// See `failed`.
     pub last_error: Option<crate::sim::SimError>,
+    /// Steps recorded (every step taken or refused, numbered from 1).
+    pub recorded_steps: u64,
     /// Ticks given up because the loop fell more than [`MAX_LAG`] behind the wall clock.
     pub dropped_ticks: u64,
     /// Snapshots skipped because the viewer held every buffer.
@@ -56,6 +60,8 @@ pub struct PhysicsLinks {
     pub snapshots: SnapshotTx,
     /// See `snapshots`.
     pub snapshot_every: u64,
+    /// The recorder's physics ring (disabled: no recording).
+    pub recorder: RecorderTx<PhysicsRecord>,
 }
 
 /// Run the physics loop on a new thread until `stop` is set. `tool` is the held rod and its
@@ -63,7 +69,7 @@ pub struct PhysicsLinks {
 pub fn spawn(
     start: Instant,
     mut world: World,
-    mut tool: Option<(usize, ToolSpring)>,
+    tool: Option<(usize, ToolSpring)>,
     dt: Duration,
     mut links: PhysicsLinks,
     stop: Arc<AtomicBool>,
@@ -76,33 +82,42 @@ pub fn spawn(
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut last_error = None;
         let mut compute = Duration::ZERO;
-        let (k, c, kr) = tool
-            .as_ref()
-            .map_or((0.0, 0.0, 0.0), |(_, s)| (s.k, s.c, s.kr));
-        let mut grasped = true;
-        let mut last_buttons = 0u32;
-        let mut target_rotation = crate::math::Quat::identity();
+        let mut drive = Drive::new(tool);
+        let (mut index, mut events_seen) = (0u64, 0usize);
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
-            if let (Some(t), Some((_, spring))) = (links.targets.get(), tool.as_mut()) {
-                spring.target = t.position;
-                spring.target_velocity = t.velocity;
-                target_rotation = t.rotation;
-                spring.target_rotation = t.rotation;
-                // The grasp button toggles on its press edge.
-                if t.buttons & GRASP_BUTTON != 0 && last_buttons & GRASP_BUTTON == 0 {
-                    grasped = !grasped;
+            let target = links.targets.get();
+            let result = drive.step(&mut world, h, target.as_ref());
+            index += 1;
+            if links.recorder.enabled() {
+                let rec = &mut links.recorder;
+                rec.push(PhysicsRecord::Step(capture(
+                    index,
+                    target.as_ref(),
+                    &world,
+                    &drive,
+                    &result,
+                )));
+                if let Some(su) = world.suturing.as_ref() {
+                    for e in &su.events[events_seen.min(su.events.len())..] {
+                        rec.push(PhysicsRecord::Event(EventRecord {
+                            step: index,
+                            event: *e,
+                        }));
+                    }
+                    events_seen = su.events.len();
                 }
-                last_buttons = t.buttons;
-                (spring.k, spring.c, spring.kr) =
-                    if grasped { (k, c, kr) } else { (0.0, 0.0, 0.0) };
-                // Suturing: the driver lets go of the needle, or takes it again at the
-                // needle point nearest to the device.
-                if let Some(su) = world.suturing.as_mut() {
-                    su.set_held(world.time, grasped, &t.position);
+                if index.is_multiple_of(DIGEST_EVERY) {
+                    rec.push(PhysicsRecord::Digest(DigestRecord {
+                        step: index,
+                        digest: world.digest(),
+                    }));
                 }
             }
-            match world.step_realtime(h, tool.as_mut().map(|(r, s)| (*r, s))) {
+            let grasped = drive.grasped;
+            let target_rotation = drive.target_rotation;
+            let tool = &drive.tool;
+            match result {
                 Ok(rep) => {
                     steps += 1;
                     unconverged += u64::from(!rep.converged);
@@ -213,9 +228,10 @@ pub fn spawn(
             failed,
             last_error,
             dropped_ticks: pacer.dropped,
+            recorded_steps: index,
             skipped_snapshots: links.snapshots.skipped,
             world,
-            tool,
+            tool: drive.tool,
         }
     })
 }

@@ -6,9 +6,11 @@ use super::haptic::{self, HapticConfig, HapticFigures, HapticReport, ProxyState,
 use super::physics::{self, PhysicsLinks, PhysicsReport};
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
+use crate::session::format::{End, Header};
+use crate::session::recorder::{DIGEST_EVERY, Recorder, RecorderReport};
 use crate::sim::World;
 use crate::sim::snapshot::{SnapshotRx, snapshot_channel};
-use crate::sim::tool::{ToolSetup, ToolSpring};
+use crate::sim::tool::ToolSetup;
 use ringbuf::HeapRb;
 use ringbuf::traits::Split;
 use std::fmt;
@@ -46,6 +48,10 @@ pub struct RunSetup {
     pub physics_dt: Duration,
     /// Publish a snapshot every this many physics steps.
     pub snapshot_every: u64,
+    /// Record the session to this writer, with this header (its scene and device fields set
+    /// by the caller; the coupling, tool, periods and start time are filled in here). None:
+    /// no recording.
+    pub record: Option<(Box<dyn std::io::Write + Send>, Header)>,
 }
 
 /// A running session.
@@ -60,6 +66,7 @@ pub struct Running {
     /// The coupling used (after the stiffness cap), and whether it was capped.
     pub coupling: (VirtualCoupling, bool),
     haptic_period: Duration,
+    recorder: Recorder,
 }
 
 /// What a session did.
@@ -73,6 +80,8 @@ pub struct RunReport {
     pub wall: f64,
     /// The haptic loop's target period [µs] (jitter = |p99 period − this|).
     pub haptic_period_us: f64,
+    /// The recorder (a default report when the session was not recorded).
+    pub recorder: RecorderReport,
 }
 
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
@@ -113,17 +122,14 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     ) {
         coupling.kr = 0.0;
     }
-    let mut spring = ToolSpring::new(t.node, coupling.k, coupling.c);
-    spring.kr = coupling.kr;
-    let rod = &setup.world.rods[t.rod];
-    spring.target = rod.positions()[t.node];
-    let mut frames = Vec::new();
-    rod.frames_into(&mut frames);
-    spring.target_rotation = frames[spring.segment.min(frames.len() - 1)];
-    if let Some(su) = setup.world.suturing.as_ref() {
-        spring.target = su.needle.grip_position;
-        spring.target_rotation = su.needle.rotation;
-    }
+    let spring = crate::sim::drive::initial_spring(
+        &setup.world,
+        t.rod,
+        t.node,
+        coupling.k,
+        coupling.c,
+        coupling.kr,
+    );
     let max_force = match setup.device.max_force() {
         f if f > 0.0 && f.is_finite() => f,
         _ => NOMINAL_FORCE_LIMIT,
@@ -135,6 +141,22 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
         limiter: ForceLimiter::new(max_force, TORQUE_LIMIT, RAMP),
         watchdog: Watchdog::default(),
     };
+    let mut recorder = match setup.record {
+        None => Recorder::disabled(),
+        Some((out, mut header)) => {
+            header.dt = setup.physics_dt.as_secs_f64();
+            header.haptic_period = setup.haptic_period.as_secs_f64();
+            header.digest_every = DIGEST_EVERY;
+            header.tool_rod = t.rod as u64;
+            header.tool_node = t.node as u64;
+            (header.k, header.c, header.kr) = (spring.k, spring.c, spring.kr);
+            header.started_unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            Recorder::start(out, &header).map_err(|e| format!("recording: {e}"))?
+        }
+    };
+    let (rec_physics, rec_haptic) = recorder.take_ends();
     let (proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(256);
     let (target_tx, target_rx) = HeapRb::<ToolTarget>::new(256).split();
     let (fig_tx, fig_rx) = haptic::latest::<HapticFigures>(16);
@@ -146,9 +168,12 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
         started,
         setup.device,
         cfg,
-        proxy_rx,
-        target_tx,
-        Some(fig_tx),
+        haptic::HapticLinks {
+            proxy: proxy_rx,
+            targets: target_tx,
+            figures: Some(fig_tx),
+            recorder: rec_haptic,
+        },
         stop.clone(),
     );
     let physics = physics::spawn(
@@ -162,6 +187,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
             haptic: fig_rx,
             snapshots: snap_tx,
             snapshot_every: setup.snapshot_every,
+            recorder: rec_physics,
         },
         stop.clone(),
     );
@@ -173,6 +199,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
         started,
         coupling: (coupling, capped),
         haptic_period,
+        recorder,
     })
 }
 
@@ -189,11 +216,19 @@ impl Running {
             .physics
             .join()
             .map_err(|_| "the physics thread panicked".to_string())?;
+        let recorder = self.recorder.finish(End {
+            steps: physics.recorded_steps,
+            digest: physics.world.digest(),
+            wall,
+            dropped: 0,
+            note: "stopped".into(),
+        });
         Ok(RunReport {
             haptic,
             physics,
             wall,
             haptic_period_us: self.haptic_period.as_secs_f64() * 1e6,
+            recorder,
         })
     }
 }

@@ -1,3 +1,7 @@
-//! L3: recordings and exports. So far: the trajectory `.npz` of `suture simulate`.
+//! L3: recordings and exports: the recording format (format), the recorder thread
+//! (recorder), replay verification (replay) and the trajectory `.npz` of `suture simulate`.
 
+pub mod format;
 pub mod npz;
+pub mod recorder;
+pub mod replay;

@@ -1,0 +1,291 @@
+//! The recorder: a thread that takes records from the real-time loops through lock-free rings
+//! and writes them as chunks (session::format), flushing to the operating system at least every
+//! [`FLUSH_EVERY`], so a crash of the process loses at most that much. The loops' side,
+//! [`RecorderTx`], never blocks, allocates or does I/O: a record that finds its ring full is
+//! counted and dropped. A disabled recorder (`RecorderTx::disabled`) is a valid no-op.
+
+use super::format::{DigestRecord, End, EventRecord, Header, SampleRecord, StepRecord, Writer};
+use crate::sim::World;
+use crate::sim::drive::{Drive, ToolTarget};
+use crate::sim::{RealtimeStep, SimError};
+use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The longest the recorder holds records before writing them.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
+/// A state digest every this many physics steps (0.1 s at 1 kHz).
+pub const DIGEST_EVERY: u64 = 100;
+
+/// What the physics loop records.
+#[derive(Clone, Copy, Debug)]
+pub enum PhysicsRecord {
+    /// A step.
+    Step(StepRecord),
+    /// An event the step raised.
+    Event(EventRecord),
+    /// A state digest.
+    Digest(DigestRecord),
+}
+
+/// The step record of the step just taken: the target it consumed and what it produced. The
+/// live physics loop and replay build it here, so they compare like with like.
+pub fn capture(
+    step: u64,
+    target: Option<&ToolTarget>,
+    world: &World,
+    drive: &Drive,
+    result: &Result<RealtimeStep, SimError>,
+) -> StepRecord {
+    let mut r = StepRecord {
+        step,
+        time: world.time,
+        target: target.copied(),
+        grasped: drive.grasped,
+        converged: result.as_ref().is_ok_and(|s| s.converged),
+        failed: result.is_err(),
+        ..Default::default()
+    };
+    if let Some((rod, spring)) = drive.tool.as_ref() {
+        r.coupling_force = spring.force;
+        let x = world.rods[*rod].positions();
+        r.tool_position = x[spring.node.min(x.len() - 1)];
+        r.tip_position = r.tool_position;
+    }
+    if let Some(su) = world.suturing.as_ref() {
+        let n = &su.needle;
+        r.tool_position = n.grip_position;
+        r.tip_position = n.tip();
+        r.coupling_force = n.coupling_force;
+        r.tip_force = su.tip_force;
+        r.tension = su.tension;
+        r.gap = su.tissue.gap_at(su.tissue.geometry.center.z);
+        r.tissue_force = su.passages.iter().map(|p| p.force.norm()).sum::<f64>() + su.tip_force;
+    }
+    r
+}
+
+/// The real-time loops' end of the recorder. Cheap to move into a loop; never blocks.
+pub struct RecorderTx<T> {
+    tx: Option<HeapProd<T>>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<T> RecorderTx<T> {
+    /// A recorder end that records nothing.
+    pub fn disabled() -> Self {
+        RecorderTx {
+            tx: None,
+            dropped: Arc::new(AtomicU64::new(0)),
+        }
+    }
+    /// Whether records go anywhere.
+    pub fn enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+    /// Hand a record to the recorder (dropped and counted if its ring is full).
+    #[inline]
+    pub fn push(&mut self, r: T) {
+        if let Some(tx) = self.tx.as_mut()
+            && tx.try_push(r).is_err()
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The two rings' ends for the loops, and the recorder thread's handle.
+pub struct Recorder {
+    /// For the physics loop.
+    pub physics: RecorderTx<PhysicsRecord>,
+    /// For the haptic loop.
+    pub haptic: RecorderTx<SampleRecord>,
+    thread: Option<(std::thread::JoinHandle<RecorderReport>, Arc<EndSlot>)>,
+}
+
+/// What the recorder did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecorderReport {
+    /// Records written: steps, samples, events, digests.
+    pub steps: u64,
+    /// See `steps`.
+    pub samples: u64,
+    /// See `steps`.
+    pub events: u64,
+    /// See `steps`.
+    pub digests: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Records the loops dropped because a ring was full.
+    pub dropped: u64,
+    /// The first write error, if any (records after it are counted, not written).
+    pub error: Option<String>,
+}
+
+/// The end record's figures, handed over when the loops have stopped.
+#[derive(Default)]
+struct EndSlot {
+    set: AtomicBool,
+    end: std::sync::Mutex<Option<End>>,
+}
+
+impl Recorder {
+    /// No recording.
+    pub fn disabled() -> Self {
+        Recorder {
+            physics: RecorderTx::disabled(),
+            haptic: RecorderTx::disabled(),
+            thread: None,
+        }
+    }
+
+    /// Record to `out` (a file, or any writer): writes the preamble and header now (an error
+    /// here is returned), then starts the recorder thread.
+    pub fn start(mut out: Box<dyn Write + Send>, header: &Header) -> std::io::Result<Self> {
+        let mut w = Writer::default();
+        w.preamble();
+        w.header(header);
+        out.write_all(&w.buf)?;
+        out.flush()?;
+        // A second of records at 1 kHz (a step, an event or so, a digest every 100 steps).
+        let (ptx, prx) = HeapRb::<PhysicsRecord>::new(4096).split();
+        let (htx, hrx) = HeapRb::<SampleRecord>::new(4096).split();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let slot = Arc::new(EndSlot::default());
+        let thread = {
+            let (dropped, slot) = (dropped.clone(), slot.clone());
+            let bytes = w.buf.len() as u64;
+            std::thread::Builder::new()
+                .name("recorder".into())
+                .spawn(move || writer_loop(out, prx, hrx, dropped, slot, bytes))?
+        };
+        Ok(Recorder {
+            physics: RecorderTx {
+                tx: Some(ptx),
+                dropped: dropped.clone(),
+            },
+            haptic: RecorderTx {
+                tx: Some(htx),
+                dropped,
+            },
+            thread: Some((thread, slot)),
+        })
+    }
+
+    /// Take the loops' ends (the recorder keeps running until [`Recorder::finish`]).
+    pub fn take_ends(&mut self) -> (RecorderTx<PhysicsRecord>, RecorderTx<SampleRecord>) {
+        (
+            std::mem::replace(&mut self.physics, RecorderTx::disabled()),
+            std::mem::replace(&mut self.haptic, RecorderTx::disabled()),
+        )
+    }
+
+    /// After the loops have stopped: write what is left and the end record, and stop the
+    /// thread. A disabled recorder returns a default report.
+    pub fn finish(self, end: End) -> RecorderReport {
+        let Some((thread, slot)) = self.thread else {
+            return RecorderReport::default();
+        };
+        *slot.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+        slot.set.store(true, Ordering::Release);
+        thread.join().unwrap_or_else(|_| RecorderReport {
+            error: Some("the recorder thread panicked".into()),
+            ..Default::default()
+        })
+    }
+}
+
+/// The recorder thread: drain, batch, write a chunk of each kind and flush every FLUSH_EVERY.
+fn writer_loop(
+    mut out: Box<dyn Write + Send>,
+    mut prx: HeapCons<PhysicsRecord>,
+    mut hrx: HeapCons<SampleRecord>,
+    dropped: Arc<AtomicU64>,
+    slot: Arc<EndSlot>,
+    bytes: u64,
+) -> RecorderReport {
+    let mut rep = RecorderReport {
+        bytes,
+        ..Default::default()
+    };
+    let (mut steps, mut samples, mut events, mut digests) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut w = Writer::default();
+    let mut last = Instant::now();
+    loop {
+        let ending = slot.set.load(Ordering::Acquire);
+        while let Some(r) = prx.try_pop() {
+            match r {
+                PhysicsRecord::Step(s) => steps.push(s),
+                PhysicsRecord::Event(e) => events.push(e),
+                PhysicsRecord::Digest(d) => digests.push(d),
+            }
+        }
+        while let Some(s) = hrx.try_pop() {
+            samples.push(s);
+        }
+        if ending || last.elapsed() >= FLUSH_EVERY {
+            last = Instant::now();
+            w.buf.clear();
+            if !steps.is_empty() {
+                w.steps(&steps);
+            }
+            if !samples.is_empty() {
+                w.samples(&samples);
+            }
+            if !events.is_empty() {
+                w.events(&events);
+            }
+            if !digests.is_empty() {
+                w.digests(&digests);
+            }
+            let mut end = None;
+            if ending {
+                let mut e = slot
+                    .end
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .unwrap_or_default();
+                e.dropped = dropped.load(Ordering::Relaxed);
+                if let Some(err) = &rep.error {
+                    e.note = format!("{}; write error: {err}", e.note);
+                }
+                w.end(&e);
+                end = Some(e);
+            }
+            if rep.error.is_none() && !w.buf.is_empty() {
+                match out.write_all(&w.buf).and_then(|_| out.flush()) {
+                    Ok(()) => {
+                        rep.bytes += w.buf.len() as u64;
+                        rep.steps += steps.len() as u64;
+                        rep.samples += samples.len() as u64;
+                        rep.events += events.len() as u64;
+                        rep.digests += digests.len() as u64;
+                    }
+                    Err(e) => rep.error = Some(e.to_string()),
+                }
+            }
+            steps.clear();
+            samples.clear();
+            events.clear();
+            digests.clear();
+            if end.is_some() {
+                rep.dropped = dropped.load(Ordering::Relaxed);
+                return rep;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A default name for an unnamed session: `sessions/<scene stem>-<unix seconds>.surec`.
+pub fn default_path(scene: &str, unix: f64) -> std::path::PathBuf {
+    let stem = std::path::Path::new(scene)
+        .file_stem()
+        .map_or("session".into(), |s| s.to_string_lossy().into_owned());
+    std::path::PathBuf::from("sessions").join(format!("{stem}-{}.surec", unix as u64))
+}

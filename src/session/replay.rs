@@ -1,0 +1,219 @@
+//! Replay: re-simulate a recording from its recorded targets, step by step, with the same
+//! drive (sim::drive) the live physics loop used, and compare what each step produced (the
+//! tool's position, tip and coupling force, bit for bit) and every recorded state digest.
+//! The caller builds the world from the recording's scene text (session sits beside scene in
+//! the layers, so it does not parse scenes itself).
+
+use super::format::{Recording, StepRecord};
+use super::recorder::capture;
+use crate::sim::World;
+use crate::sim::drive::{Drive, initial_spring};
+use std::fmt;
+
+/// The first place a replay left the recorded run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// Step index.
+    pub step: u64,
+    /// What differed (field name).
+    pub what: &'static str,
+    /// Recorded and replayed values, as text.
+    pub recorded: String,
+    /// See `recorded`.
+    pub replayed: String,
+}
+
+/// What a verification found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyReport {
+    /// Steps re-simulated.
+    pub steps: u64,
+    /// Step records compared bit for bit, and digests compared.
+    pub digests: u64,
+    /// Whether the final state matched the end record's digest (None: no end record).
+    pub end_matched: Option<bool>,
+    /// The first divergence (None: the replay reproduced the run bit for bit).
+    pub divergence: Option<Divergence>,
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.divergence {
+            None => write!(
+                f,
+                "replay matches bit for bit: {} steps, {} state digests{}",
+                self.steps,
+                self.digests,
+                match self.end_matched {
+                    Some(true) => ", final digest",
+                    Some(false) => ", final digest DIFFERS",
+                    None => " (no end record)",
+                }
+            ),
+            Some(d) => write!(
+                f,
+                "replay diverges at step {}: {} recorded {} replayed {} ({} steps, {} digests matched before)",
+                d.step, d.what, d.recorded, d.replayed, self.steps, self.digests
+            ),
+        }
+    }
+}
+
+/// Why a replay could not run at all.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReplayError {
+    /// The header's tool does not exist in the scene's world.
+    NoSuchTool(u64, u64),
+    /// The step records are not 1, 2, 3, … in order.
+    StepOrder {
+        /// Position in the record list.
+        index: usize,
+        /// The step index found.
+        found: u64,
+    },
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::NoSuchTool(r, n) => {
+                write!(
+                    f,
+                    "the recording's tool (rod {r}, node {n}) is not in its scene"
+                )
+            }
+            ReplayError::StepOrder { index, found } => write!(
+                f,
+                "step record {index} has step index {found}, expected {}",
+                index + 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// The drive a recording's session started with, over `world` (built from its scene).
+pub fn drive_for(rec: &Recording, world: &World) -> Result<Drive, ReplayError> {
+    let h = &rec.header;
+    let (rod, node) = (h.tool_rod as usize, h.tool_node as usize);
+    if rod >= world.rods.len() || node >= world.rods[rod].positions().len() {
+        return Err(ReplayError::NoSuchTool(h.tool_rod, h.tool_node));
+    }
+    Ok(Drive::new(Some((
+        rod,
+        initial_spring(world, rod, node, h.k, h.c, h.kr),
+    ))))
+}
+
+fn bits_differ(a: &StepRecord, b: &StepRecord) -> Option<(&'static str, String, String)> {
+    let v = |x: &crate::math::Vec3| [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()];
+    let show = |x: &crate::math::Vec3| format!("({:e}, {:e}, {:e})", x.x, x.y, x.z);
+    if a.time.to_bits() != b.time.to_bits() {
+        return Some(("time", a.time.to_string(), b.time.to_string()));
+    }
+    if v(&a.tool_position) != v(&b.tool_position) {
+        return Some((
+            "tool position",
+            show(&a.tool_position),
+            show(&b.tool_position),
+        ));
+    }
+    if v(&a.tip_position) != v(&b.tip_position) {
+        return Some(("tip position", show(&a.tip_position), show(&b.tip_position)));
+    }
+    if v(&a.coupling_force) != v(&b.coupling_force) {
+        return Some((
+            "coupling force",
+            show(&a.coupling_force),
+            show(&b.coupling_force),
+        ));
+    }
+    for (what, x, y) in [
+        ("tip force", a.tip_force, b.tip_force),
+        ("tension", a.tension, b.tension),
+        ("gap", a.gap, b.gap),
+        ("tissue force", a.tissue_force, b.tissue_force),
+    ] {
+        if x.to_bits() != y.to_bits() {
+            return Some((what, format!("{x:e}"), format!("{y:e}")));
+        }
+    }
+    if (a.grasped, a.converged, a.failed) != (b.grasped, b.converged, b.failed) {
+        return Some((
+            "grasped/converged/failed",
+            format!("{:?}", (a.grasped, a.converged, a.failed)),
+            format!("{:?}", (b.grasped, b.converged, b.failed)),
+        ));
+    }
+    None
+}
+
+/// Re-simulate `rec` on `world` (its scene's world at t = 0) and compare every step record and
+/// digest; stops at the first divergence. `progress` is called with each step index.
+pub fn verify(
+    rec: &Recording,
+    mut world: World,
+    mut progress: impl FnMut(u64),
+) -> Result<VerifyReport, ReplayError> {
+    let mut drive = drive_for(rec, &world)?;
+    let h = rec.header.dt;
+    let mut report = VerifyReport {
+        steps: 0,
+        digests: 0,
+        end_matched: None,
+        divergence: None,
+    };
+    let mut digests = rec.digests.iter().peekable();
+    for (i, s) in rec.steps.iter().enumerate() {
+        if s.step != i as u64 + 1 {
+            return Err(ReplayError::StepOrder {
+                index: i,
+                found: s.step,
+            });
+        }
+        let result = drive.step(&mut world, h, s.target.as_ref());
+        let mine = capture(s.step, s.target.as_ref(), &world, &drive, &result);
+        report.steps += 1;
+        progress(s.step);
+        if let Some((what, a, b)) = bits_differ(s, &mine) {
+            report.divergence = Some(Divergence {
+                step: s.step,
+                what,
+                recorded: a,
+                replayed: b,
+            });
+            return Ok(report);
+        }
+        while let Some(d) = digests.next_if(|d| d.step <= s.step) {
+            if d.step < s.step {
+                continue;
+            }
+            let mine = world.digest();
+            if mine != d.digest {
+                report.divergence = Some(Divergence {
+                    step: s.step,
+                    what: "state digest",
+                    recorded: format!("{:016x}", d.digest),
+                    replayed: format!("{mine:016x}"),
+                });
+                return Ok(report);
+            }
+            report.digests += 1;
+        }
+    }
+    if let Some(e) = &rec.end
+        && e.steps == report.steps
+    {
+        report.end_matched = Some(world.digest() == e.digest);
+        if report.end_matched == Some(false) {
+            report.divergence = Some(Divergence {
+                step: e.steps,
+                what: "final state digest",
+                recorded: format!("{:016x}", e.digest),
+                replayed: format!("{:016x}", world.digest()),
+            });
+        }
+    }
+    Ok(report)
+}

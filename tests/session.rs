@@ -1,0 +1,493 @@
+//! Issue #7: the recording format (round trip, damaged files), crash safety (SIGKILL), and
+//! bit-for-bit replay with divergence reporting.
+
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use suture::device::DeviceSample;
+use suture::math::{Quat, Vec3};
+use suture::session::format::{
+    self, DecodeError, DigestRecord, End, EventRecord, Header, Recording, SampleRecord, StepRecord,
+    Writer,
+};
+use suture::sim::drive::ToolTarget;
+use suture::sim::suturing::{Event, EventKind};
+use suture::tissue::Face;
+
+/// xorshift64*: a small deterministic generator for the property tests.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn f(&mut self) -> f64 {
+        // Any bit pattern but NaN (NaN != NaN would fail equality, not the format).
+        loop {
+            let x = f64::from_bits(self.next());
+            if !x.is_nan() {
+                return x;
+            }
+        }
+    }
+    fn v(&mut self) -> Vec3 {
+        Vec3::new(self.f(), self.f(), self.f())
+    }
+    fn q(&mut self) -> Quat {
+        Quat::from_euler_angles(self.f() % 3.0, self.f() % 3.0, self.f() % 3.0)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn s(&mut self) -> String {
+        let n = self.below(40);
+        (0..n)
+            .map(|_| char::from_u32(0x20 + self.below(0x2000) as u32).unwrap_or('é'))
+            .collect()
+    }
+    fn target(&mut self) -> ToolTarget {
+        ToolTarget {
+            t: self.f(),
+            position: self.v(),
+            rotation: self.q(),
+            velocity: self.v(),
+            angular_velocity: self.v(),
+            buttons: self.next() as u32,
+            hand_force: self.v(),
+        }
+    }
+    fn opt(&mut self) -> Option<f64> {
+        if self.below(2) == 0 {
+            None
+        } else {
+            Some(self.f())
+        }
+    }
+    fn event(&mut self) -> EventKind {
+        let face = [Face::Top, Face::Wound, Face::Other][self.below(3) as usize];
+        match self.below(9) {
+            0 => EventKind::Puncture {
+                face,
+                position: self.v(),
+                angle: self.f(),
+                force: self.f(),
+                target_error: self.opt(),
+                repeat: self.below(2) == 1,
+            },
+            1 => EventKind::Exit {
+                face,
+                position: self.v(),
+                target_error: self.opt(),
+            },
+            2 => EventKind::Repuncture {
+                position: self.v(),
+                force: self.f(),
+            },
+            3 => EventKind::Withdrawn { position: self.v() },
+            4 => EventKind::SutureThrough { position: self.v() },
+            5 => EventKind::NeedleDropped,
+            6 => EventKind::NeedleGrasped { at: self.f() },
+            7 => EventKind::KnotTied {
+                name: if self.below(3) == 0 {
+                    None
+                } else {
+                    Some(
+                        suture::topology::KNOT_NAMES
+                            [self.below(suture::topology::KNOT_NAMES.len() as u64) as usize],
+                    )
+                },
+                determinant: (self.next() as u128) << 64 | self.next() as u128,
+                crossings: self.below(1000) as usize,
+            },
+            _ => EventKind::SutureBroken {
+                segment: self.below(1 << 20) as usize,
+                tension: self.f(),
+            },
+        }
+    }
+    fn recording(&mut self) -> Recording {
+        let header = Header {
+            crate_version: self.s(),
+            scene_path: self.s(),
+            scene_text: self.s(),
+            device: self.s(),
+            profile_text: self.s(),
+            dt: self.f(),
+            haptic_period: self.f(),
+            digest_every: self.next(),
+            tool_rod: self.next(),
+            tool_node: self.next(),
+            k: self.f(),
+            c: self.f(),
+            kr: self.f(),
+            started_unix: self.f(),
+        };
+        let steps = (0..self.below(50))
+            .map(|i| StepRecord {
+                step: i + 1,
+                time: self.f(),
+                target: if self.below(4) == 0 {
+                    None
+                } else {
+                    Some(self.target())
+                },
+                tool_position: self.v(),
+                tip_position: self.v(),
+                coupling_force: self.v(),
+                tip_force: self.f(),
+                tension: self.f(),
+                gap: self.f(),
+                tissue_force: self.f(),
+                grasped: self.below(2) == 0,
+                converged: self.below(2) == 0,
+                failed: self.below(2) == 0,
+            })
+            .collect();
+        let samples = (0..self.below(50))
+            .map(|_| SampleRecord {
+                t: self.f(),
+                sample: if self.below(5) == 0 {
+                    None
+                } else {
+                    Some(DeviceSample {
+                        t: self.f(),
+                        position: self.v(),
+                        rotation: self.q(),
+                        velocity: self.v(),
+                        angular_velocity: self.v(),
+                        buttons: self.next() as u32,
+                    })
+                },
+                hand_force: self.v(),
+            })
+            .collect();
+        let events = (0..self.below(10))
+            .map(|_| EventRecord {
+                step: self.next(),
+                event: Event {
+                    time: self.f(),
+                    kind: self.event(),
+                },
+            })
+            .collect();
+        let digests = (0..self.below(10))
+            .map(|_| DigestRecord {
+                step: self.next(),
+                digest: self.next(),
+            })
+            .collect();
+        let end = (self.below(4) != 0).then(|| End {
+            steps: self.next(),
+            digest: self.next(),
+            wall: self.f(),
+            dropped: self.next(),
+            note: self.s(),
+        });
+        Recording {
+            header,
+            steps,
+            samples,
+            events,
+            digests,
+            end,
+        }
+    }
+}
+
+/// The recording as the recorder writes it: many small chunks in arbitrary order of kinds.
+fn encode_chunked(r: &Recording, rng: &mut Rng) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.preamble();
+    w.header(&r.header);
+    let (mut s, mut d, mut e, mut g) = (0, 0, 0, 0);
+    while s < r.steps.len() || d < r.samples.len() || e < r.events.len() || g < r.digests.len() {
+        let take = |at: &mut usize, n: usize, rng: &mut Rng| {
+            let k = (*at + 1 + rng.below(7) as usize).min(n);
+            let range = *at..k;
+            *at = k;
+            range
+        };
+        match rng.below(4) {
+            0 if s < r.steps.len() => w.steps(&r.steps[take(&mut s, r.steps.len(), rng)]),
+            1 if d < r.samples.len() => w.samples(&r.samples[take(&mut d, r.samples.len(), rng)]),
+            2 if e < r.events.len() => w.events(&r.events[take(&mut e, r.events.len(), rng)]),
+            3 if g < r.digests.len() => w.digests(&r.digests[take(&mut g, r.digests.len(), rng)]),
+            _ => {}
+        }
+    }
+    if let Some(end) = &r.end {
+        w.end(end);
+    }
+    w.buf
+}
+
+#[test]
+fn random_recordings_round_trip_whole_and_in_chunks() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..400 {
+        let r = rng.recording();
+        for bytes in [format::encode(&r), encode_chunked(&r, &mut rng)] {
+            let (back, err) = format::salvage(&bytes);
+            assert_eq!(back, r);
+            if r.end.is_some() {
+                assert_eq!(err, None);
+                assert_eq!(format::decode(&bytes).unwrap(), r);
+            } else {
+                assert!(
+                    matches!(
+                        err,
+                        Some(DecodeError::Truncated {
+                            what: "no end record",
+                            ..
+                        })
+                    ),
+                    "{err:?}"
+                );
+            }
+        }
+    }
+}
+
+fn whole(rng: &mut Rng) -> (Recording, Vec<u8>) {
+    loop {
+        let r = rng.recording();
+        if r.end.is_some() && !r.steps.is_empty() {
+            let b = encode_chunked(&r, rng);
+            return (r, b);
+        }
+    }
+}
+
+#[test]
+fn damaged_files_give_their_own_errors_and_keep_what_is_whole() {
+    let mut rng = Rng(7);
+    for _ in 0..100 {
+        let (r, bytes) = whole(&mut rng);
+        // Cut anywhere: a truncation; every record of the salvaged part is a prefix of the
+        // original's.
+        let cut = 12 + rng.below(bytes.len() as u64 - 12) as usize;
+        let (part, err) = format::salvage(&bytes[..cut]);
+        assert!(
+            matches!(err, Some(DecodeError::Truncated { .. })),
+            "cut at {cut}: {err:?}"
+        );
+        assert_eq!(part.steps[..], r.steps[..part.steps.len()]);
+        assert_eq!(part.samples[..], r.samples[..part.samples.len()]);
+        let msg = format::decode(&bytes[..cut]).unwrap_err().to_string();
+        assert!(msg.starts_with("truncated recording"), "{msg}");
+        // Flip a bit past the preamble: a CRC (or frame) error, never a panic, never a
+        // silently different recording.
+        let mut bad = bytes.clone();
+        let at = 12 + rng.below(bytes.len() as u64 - 12) as usize;
+        bad[at] ^= 1 << rng.below(8);
+        match format::decode(&bad) {
+            Err(DecodeError::Corrupt { .. }) | Err(DecodeError::Truncated { .. }) => {}
+            other => panic!("flipped byte {at}: {other:?}"),
+        }
+    }
+    let (_, bytes) = whole(&mut rng);
+    // A payload byte (not a length): exactly a CRC mismatch.
+    let mut bad = bytes.clone();
+    bad[12 + 5] ^= 0x40;
+    let e = format::decode(&bad).unwrap_err();
+    assert!(
+        matches!(&e, DecodeError::Corrupt { chunk: 0, offset: 12, what } if what.starts_with("CRC")),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("corrupt recording: chunk 0 at byte 12: CRC")
+    );
+    // Wrong magic: a PNG, say.
+    let mut png = bytes.clone();
+    png[..8].copy_from_slice(b"\x89PNG\r\n\x1a\n");
+    let e = format::decode(&png).unwrap_err();
+    assert!(matches!(e, DecodeError::BadMagic { .. }));
+    assert!(e.to_string().starts_with("not a suture recording"), "{e}");
+    // A newer format.
+    let mut newer = bytes.clone();
+    newer[8..12].copy_from_slice(&(format::FORMAT_VERSION + 1).to_le_bytes());
+    let e = format::decode(&newer).unwrap_err();
+    assert_eq!(
+        e,
+        DecodeError::NewerVersion {
+            found: format::FORMAT_VERSION + 1,
+            supported: format::FORMAT_VERSION
+        }
+    );
+    assert!(e.to_string().contains("newer than this build reads"));
+    // An empty file.
+    assert!(matches!(
+        format::decode(&[]),
+        Err(DecodeError::BadMagic { .. })
+    ));
+}
+
+#[test]
+fn the_grasp_bit_is_the_same_in_device_and_sim() {
+    assert_eq!(
+        suture::sim::drive::GRASP_BUTTON,
+        suture::device::mouse::GRASP_BUTTON
+    );
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_suture"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("suture-{}-{name}", std::process::id()))
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A headless recorded run of the interrupted stitch driven by the screenshot trajectory.
+fn record(file: &std::path::Path, seconds: f64) {
+    let o = bin()
+        .args(["run", "scenes/interrupted_stitch.toml", "--headless"])
+        .arg(format!("--duration={seconds}"))
+        .arg("--device=scripted:docs/screens/stitch_drive.csv")
+        .arg(format!("--record={}", file.display()))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("recorded ") && out.contains(" 0 dropped"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
+    let file = tmp("replay.surec");
+    record(&file, 2.0);
+    let rec = format::decode(&std::fs::read(&file).unwrap()).unwrap();
+    let end = rec.end.as_ref().unwrap();
+    assert!(end.steps >= 1900, "{}", end.steps);
+    assert_eq!(rec.steps.len() as u64, end.steps);
+    assert!(rec.digests.len() >= 19);
+    assert!(rec.samples.len() >= 1900);
+    // The drive punctured the skin: the events are in the file.
+    assert!(
+        rec.events
+            .iter()
+            .any(|e| matches!(e.event.kind, EventKind::Puncture { .. })),
+        "{:?}",
+        rec.events
+    );
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.contains("replay matches bit for bit"), "{out}");
+    assert!(out.contains(", final digest"));
+
+    // Move one recorded target by 1 µm at step 700 (mid-drive): the replay leaves the run
+    // exactly there.
+    let mut altered = rec.clone();
+    let s = &mut altered.steps[699];
+    assert_eq!(s.step, 700);
+    s.target.as_mut().unwrap().position.x += 1e-6;
+    let bad = tmp("altered.surec");
+    std::fs::write(&bad, format::encode(&altered)).unwrap();
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out.contains("replay diverges at step 700:"), "{out}");
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(&bad);
+}
+
+#[test]
+fn a_killed_session_reads_back_up_to_its_last_chunk() {
+    let file = tmp("killed.surec");
+    let mut child = bin()
+        .args(["run", "scenes/interrupted_stitch.toml", "--headless"])
+        .arg("--duration=30")
+        .arg("--device=scripted:docs/screens/stitch_drive.csv")
+        .arg(format!("--record={}", file.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Let it run a while, then SIGKILL it (no chance to write its end record).
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+        let (r, _) = format::salvage(&std::fs::read(&file).unwrap_or_default());
+        if r.steps.last().is_some_and(|s| s.time > 1.5) {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    let killed_at = unix_now();
+    child.wait().unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let e = format::decode(&bytes).unwrap_err();
+    assert!(matches!(e, DecodeError::Truncated { .. }), "{e}");
+    let (r, _) = format::salvage(&bytes);
+    assert!(r.end.is_none());
+    // Everything up to the last chunk: steps 1, 2, 3, … without a gap.
+    for (i, s) in r.steps.iter().enumerate() {
+        assert_eq!(s.step, i as u64 + 1);
+    }
+    // The physics keeps simulated time on the wall clock, so what was lost is the wall time
+    // from the last recorded step to the kill.
+    let last = r.steps.last().unwrap().time;
+    let lost = killed_at - r.header.started_unix - last;
+    println!(
+        "killed after {:.3} s of session; last recorded step at {last:.3} s: {:.0} ms lost",
+        killed_at - r.header.started_unix,
+        lost * 1e3
+    );
+    assert!(last > 1.5);
+    assert!(lost <= 0.100, "{lost} s lost");
+    // The CLI says what is wrong with it, naming the file, exit 2.
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains(&format!("{}: truncated recording", file.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn the_cli_names_the_file_and_its_fault() {
+    let f = tmp("notarec.surec");
+    std::fs::write(&f, b"[scene]\nversion = 1\n").unwrap();
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains(&format!("{}: not a suture recording", f.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&f);
+}
