@@ -73,6 +73,28 @@ enum Command {
         #[arg(long)]
         verify: bool,
     },
+    /// Assess recorded sessions: metrics and score per file as JSON (DIR/NAME.json), and a CSV
+    /// summary across them (DIR/summary.csv). A truncated recording is assessed up to its last
+    /// chunk (reported incomplete).
+    Assess {
+        /// Recordings (.surec).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Output folder.
+        #[arg(long, default_value = "assessment")]
+        out: String,
+    },
+    /// Export a recording's series: CSV files (steps, samples, events) and/or a NumPy .npz.
+    Export {
+        /// The recording (.surec).
+        file: String,
+        /// Folder for steps.csv, samples.csv and events.csv.
+        #[arg(long)]
+        csv: Option<String>,
+        /// The .npz file.
+        #[arg(long)]
+        npz: Option<String>,
+    },
     /// List the HID devices present and the profile (devices/*.toml) that matches each.
     Devices {
         /// Folder of device profiles.
@@ -145,6 +167,8 @@ fn main() -> ExitCode {
             headless,
             verify,
         } => replay(&file, headless, verify),
+        Command::Assess { files, out } => assess(&files, &out),
+        Command::Export { file, csv, npz } => export(&file, csv.as_deref(), npz.as_deref()),
         Command::Simulate {
             scene,
             out,
@@ -167,6 +191,137 @@ fn read_recording(file: &str) -> Result<suture::session::format::Recording, Exit
         eprintln!("error: {file}: {e}");
         ExitCode::from(2)
     })
+}
+
+/// Read a recording, salvaging a truncated one (with a warning); other damage is an error.
+fn read_salvaged(file: &str) -> Result<suture::session::format::Recording, String> {
+    use suture::session::format::{DecodeError, salvage};
+    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+    match salvage(&bytes) {
+        (r, None) => Ok(r),
+        (r, Some(e @ DecodeError::Truncated { .. })) if !r.steps.is_empty() => {
+            eprintln!("warning: {file}: {e}");
+            Ok(r)
+        }
+        (_, Some(e)) => Err(format!("{file}: {e}")),
+    }
+}
+
+fn assess(files: &[String], out: &str) -> ExitCode {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use suture::session::assess;
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("error: --out {out}: {e}");
+        return ExitCode::from(2);
+    }
+    // Files in parallel, one worker per core, with a progress line on stderr.
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let results: Vec<Result<assess::Metrics, String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..workers.min(files.len()))
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        let r = read_salvaged(f).and_then(|rec| {
+                            let m = assess::assess(&rec);
+                            let stem = std::path::Path::new(f)
+                                .file_stem()
+                                .map_or("session".into(), |s| s.to_string_lossy().into_owned());
+                            let json = serde_json::to_string_pretty(&m).expect("plain data");
+                            let path = std::path::Path::new(out).join(format!("{stem}.json"));
+                            std::fs::write(&path, json)
+                                .map_err(|e| format!("{}: {e}", path.display()))?;
+                            Ok(m)
+                        });
+                        mine.push((i, r));
+                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        eprint!("\rassess: {n}/{} files", files.len());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut all: Vec<_> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("assess worker"))
+            .collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    });
+    eprintln!();
+    let mut csv = format!("{}\n", assess::SUMMARY_HEADER);
+    let mut bad = false;
+    for (f, r) in files.iter().zip(&results) {
+        match r {
+            Ok(m) => {
+                println!(
+                    "{f}: score {:.1}, {:.1} s, path {:.3} m, entry {} mm, exit {} mm, max tissue force {:.2} N, max tension {:.2} N{}",
+                    m.score,
+                    m.duration,
+                    m.path_length,
+                    m.entry_error_mm.map_or("-".into(), |e| format!("{e:.2}")),
+                    m.exit_error_mm.map_or("-".into(), |e| format!("{e:.2}")),
+                    m.max_tissue_force,
+                    m.max_tension,
+                    if m.complete { "" } else { " (incomplete)" }
+                );
+                csv += &assess::summary_row(f, m);
+                csv.push('\n');
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad = true;
+            }
+        }
+    }
+    let path = std::path::Path::new(out).join("summary.csv");
+    if let Err(e) = std::fs::write(&path, csv) {
+        eprintln!("error: {}: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    if bad {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn export(file: &str, csv: Option<&str>, npz: Option<&str>) -> ExitCode {
+    use suture::session::export;
+    if csv.is_none() && npz.is_none() {
+        eprintln!("error: export needs --csv DIR and/or --npz FILE");
+        return ExitCode::from(2);
+    }
+    let rec = match read_salvaged(file) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(d) = csv
+        && let Err(e) = export::write_csv(&rec, std::path::Path::new(d))
+    {
+        eprintln!("error: --csv {d}: {e}");
+        return ExitCode::from(1);
+    }
+    if let Some(p) = npz
+        && let Err(e) = export::write_npz(&rec, std::path::Path::new(p))
+    {
+        eprintln!("error: --npz {p}: {e}");
+        return ExitCode::from(1);
+    }
+    println!(
+        "{file}: {} steps, {} device samples, {} events exported",
+        rec.steps.len(),
+        rec.samples.len(),
+        rec.events.len()
+    );
+    ExitCode::SUCCESS
 }
 
 fn replay(file: &str, headless: bool, verify: bool) -> ExitCode {

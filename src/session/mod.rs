@@ -1,6 +1,8 @@
 //! L3: recordings and exports: the recording format (format), the recorder thread
 //! (recorder), replay verification (replay) and the trajectory `.npz` of `suture simulate`.
 
+pub mod assess;
+pub mod export;
 pub mod format;
 pub mod npz;
 pub mod recorder;

@@ -1,0 +1,285 @@
+//! Assessment of a recorded session (issue #7): the metrics of the surgical-education
+//! literature, computed from the recording alone (no re-simulation).
+//!
+//! - Time: total, and per phase (approach: start to the first skin puncture; bite: to the last
+//!   exit; pull-through: to the last "suture through" event; tying: the rest).
+//! - Motion of the instrument (the device target the physics consumed each step, i.e. the hand
+//!   mapped to the world): path length L = Σ |x_{k+1} − x_k| [m]; economy of motion = the
+//!   shortest path from the start through every puncture and exit position, in order, to the
+//!   end, over L (1 = no wasted motion); smoothness as the dimensionless normalised jerk of
+//!   Hogan & Sternad 2009, NJ = sqrt(½ ∫|d³x/dt³|² dt · T⁵ / L²) over the moving span (a
+//!   minimum-jerk reach scores sqrt(360) ≈ 18.97; lower is smoother).
+//! - Accuracy: distance of the first entry and of the first exit through the skin from their
+//!   marks [mm] and the needle's angle to the surface normal at each puncture [deg].
+//! - Forces: largest and mean force on the tissue [N] (the sum of the channel forces and the tip
+//!   force on the skin, while in contact), suture tension peak and 95th percentile [N].
+//! - Counts: punctures, re-punctures (torn channels), needle drops, breakage, knot tied and its
+//!   name, final incision gap [mm] (tightness).
+//! - Score (0–100): see [`score`] and README.
+
+use super::format::{Recording, StepRecord};
+use crate::math::Vec3;
+use crate::sim::suturing::EventKind;
+use crate::tissue::Face;
+
+/// The metrics of one session. Lengths in m unless named `_mm`, times in s, forces in N.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Metrics {
+    /// Scene path and device, from the header.
+    pub scene: String,
+    /// See `scene`.
+    pub device: String,
+    /// Whether the recording ended cleanly (false: salvaged up to its last chunk).
+    pub complete: bool,
+    /// Simulated time of the last step [s].
+    pub duration: f64,
+    /// Phases: (name, start [s], end [s]).
+    pub phases: Vec<(String, f64, f64)>,
+    /// Instrument path length [m].
+    pub path_length: f64,
+    /// Shortest path through the task's points over the path length (0–1].
+    pub economy_of_motion: f64,
+    /// Dimensionless normalised jerk (lower is smoother; 0 if the instrument did not move).
+    pub normalized_jerk: f64,
+    /// First skin entry's distance from its mark [mm] (None: no entry near a mark).
+    pub entry_error_mm: Option<f64>,
+    /// First skin exit's distance from its mark [mm].
+    pub exit_error_mm: Option<f64>,
+    /// Angle of the needle to the surface normal at each puncture [deg].
+    pub puncture_angles_deg: Vec<f64>,
+    /// Punctures (entries through any face), re-punctures (torn channels), needle drops.
+    pub punctures: usize,
+    /// See `punctures`.
+    pub repunctures: usize,
+    /// See `punctures`.
+    pub needle_drops: usize,
+    /// Largest and mean force on the tissue while in contact [N].
+    pub max_tissue_force: f64,
+    /// See `max_tissue_force`.
+    pub mean_tissue_force: f64,
+    /// Largest and 95th-percentile suture tension [N].
+    pub max_tension: f64,
+    /// See `max_tension`.
+    pub p95_tension: f64,
+    /// Whether the suture broke.
+    pub suture_broken: bool,
+    /// The last knot tied, by name ("unnamed" if the topology has no name for it).
+    pub knot: Option<String>,
+    /// Incision gap at the end [mm] (None without tissue).
+    pub final_gap_mm: Option<f64>,
+    /// Steps whose solve failed or did not converge.
+    pub solver_failures: usize,
+    /// The overall score, 0–100.
+    pub score: f64,
+}
+
+/// Dimensionless normalised jerk of positions sampled every `h` [s] (Hogan & Sternad 2009,
+/// eq. 4 with the path length as the amplitude): sqrt(½ ∫|x⃛|² dt · T⁵ / L²), the third
+/// derivative by the central difference (x_{k+2} − 3x_{k+1} + 3x_k − x_{k−1}) / h³.
+pub fn normalized_jerk(x: &[Vec3], h: f64) -> f64 {
+    // The moving span: from the first to the last sample that moved (stillness before and
+    // after would inflate T⁵).
+    let moved = |k: &usize| (x[k + 1] - x[*k]).norm() > 1e-9;
+    let (Some(a), Some(b)) = (
+        (0..x.len().saturating_sub(1)).find(moved),
+        (0..x.len().saturating_sub(1)).rev().find(moved),
+    ) else {
+        return 0.0;
+    };
+    // T and L over the moving span; the jerk stencils reach two still samples either side
+    // (where there are some), so the jump of jerk at the start and end is integrated.
+    let t = (b + 1 - a) as f64 * h;
+    let l = path_length(&x[a..=b + 1]);
+    let (lo, hi) = (a.saturating_sub(2), (b + 3).min(x.len() - 1));
+    let x = &x[lo..=hi];
+    if x.len() < 4 || h <= 0.0 || l <= 0.0 {
+        return 0.0;
+    }
+    let mut j2 = 0.0;
+    for k in 1..x.len() - 2 {
+        let j = (x[k + 2] - 3.0 * x[k + 1] + 3.0 * x[k] - x[k - 1]) / (h * h * h);
+        j2 += j.norm_squared() * h;
+    }
+    (0.5 * j2 * t.powi(5) / (l * l)).sqrt()
+}
+
+/// Σ |x_{k+1} − x_k| [m].
+pub fn path_length(x: &[Vec3]) -> f64 {
+    x.windows(2).map(|w| (w[1] - w[0]).norm()).sum()
+}
+
+fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)]
+}
+
+/// The score, 0–100: 100 less capped penalties, each documented in README:
+/// time −0.1/s beyond 120 s (≤ 30); accuracy −5/mm of entry + exit error (≤ 30; a missing
+/// entry or exit counts 3 mm); −10 per re-puncture (≤ 20); −10/N of tissue force beyond 2 N
+/// (≤ 20); −20 if the suture broke; −10 if the incision is still open by more than 0.5 mm.
+pub fn score(m: &Metrics) -> f64 {
+    let mut s = 100.0;
+    s -= (0.1 * (m.duration - 120.0).max(0.0)).min(30.0);
+    let acc = m.entry_error_mm.unwrap_or(3.0) + m.exit_error_mm.unwrap_or(3.0);
+    s -= (5.0 * acc).min(30.0);
+    s -= (10.0 * m.repunctures as f64).min(20.0);
+    s -= (10.0 * (m.max_tissue_force - 2.0).max(0.0)).min(20.0);
+    if m.suture_broken {
+        s -= 20.0;
+    }
+    if m.final_gap_mm.is_some_and(|g| g > 0.5) {
+        s -= 10.0;
+    }
+    s.clamp(0.0, 100.0)
+}
+
+/// The instrument positions, one per step (the consumed target; steps before the first device
+/// sample are skipped).
+pub fn instrument_path(steps: &[StepRecord]) -> Vec<Vec3> {
+    steps
+        .iter()
+        .filter_map(|s| s.target.map(|t| t.position))
+        .collect()
+}
+
+/// Assess a recording.
+pub fn assess(rec: &Recording) -> Metrics {
+    let h = rec.header.dt;
+    let steps = &rec.steps;
+    let path = instrument_path(steps);
+    let mut m = Metrics {
+        scene: rec.header.scene_path.clone(),
+        device: rec.header.device.clone(),
+        complete: rec.end.is_some(),
+        duration: steps.last().map_or(0.0, |s| s.time),
+        path_length: path_length(&path),
+        normalized_jerk: normalized_jerk(&path, h),
+        ..Default::default()
+    };
+    // Events.
+    let (mut first_entry, mut last_exit, mut last_through, mut knot_at) = (None, None, None, None);
+    let mut waypoints = Vec::new();
+    for e in &rec.events {
+        let t = e.event.time;
+        match &e.event.kind {
+            EventKind::Puncture {
+                face,
+                position,
+                angle,
+                target_error,
+                ..
+            } => {
+                m.punctures += 1;
+                m.puncture_angles_deg.push(angle.to_degrees());
+                waypoints.push(*position);
+                if *face == Face::Top && first_entry.is_none() {
+                    first_entry = Some(t);
+                    m.entry_error_mm = target_error.map(|e| e * 1e3);
+                }
+            }
+            EventKind::Exit {
+                face,
+                position,
+                target_error,
+            } => {
+                waypoints.push(*position);
+                if *face == Face::Top {
+                    if m.exit_error_mm.is_none() {
+                        m.exit_error_mm = target_error.map(|e| e * 1e3);
+                    }
+                    last_exit = Some(t);
+                }
+            }
+            EventKind::Repuncture { .. } => m.repunctures += 1,
+            EventKind::NeedleDropped => m.needle_drops += 1,
+            EventKind::SutureThrough { .. } => last_through = Some(t),
+            EventKind::SutureBroken { .. } => m.suture_broken = true,
+            EventKind::KnotTied { name, .. } => {
+                m.knot = Some(name.unwrap_or("unnamed").to_string());
+                knot_at = Some(t);
+            }
+            EventKind::Withdrawn { .. } | EventKind::NeedleGrasped { .. } => {}
+        }
+    }
+    // Phases.
+    let mut bounds = vec![("approach", 0.0)];
+    for (name, at) in [
+        ("bite", first_entry),
+        ("pull-through", last_exit),
+        ("tying", last_through),
+    ] {
+        if let Some(t) = at {
+            bounds.push((name, t));
+        }
+    }
+    let end = knot_at.map_or(m.duration, |k: f64| k.max(m.duration));
+    for (i, (name, t0)) in bounds.iter().enumerate() {
+        let t1 = bounds.get(i + 1).map_or(end, |b| b.1);
+        m.phases.push((name.to_string(), *t0, t1));
+    }
+    // Economy: the shortest path start → each puncture and exit → end, over the path.
+    if let (Some(a), Some(b)) = (path.first(), path.last()) {
+        let mut pts = vec![*a];
+        pts.extend(waypoints);
+        pts.push(*b);
+        m.economy_of_motion = if m.path_length > 0.0 {
+            (path_length(&pts) / m.path_length).min(1.0)
+        } else {
+            1.0
+        };
+    }
+    // Forces.
+    let contact: Vec<f64> = steps
+        .iter()
+        .map(|s| s.tissue_force)
+        .filter(|f| *f > 0.0)
+        .collect();
+    m.max_tissue_force = contact.iter().copied().fold(0.0, f64::max);
+    m.mean_tissue_force = if contact.is_empty() {
+        0.0
+    } else {
+        contact.iter().sum::<f64>() / contact.len() as f64
+    };
+    let tension: Vec<f64> = steps.iter().map(|s| s.tension).collect();
+    m.max_tension = tension.iter().copied().fold(0.0, f64::max);
+    m.p95_tension = percentile(tension, 0.95);
+    let sutured = rec.header.scene_text.contains("[tissue]");
+    m.final_gap_mm = steps.last().filter(|_| sutured).map(|s| s.gap * 1e3);
+    m.solver_failures = steps.iter().filter(|s| s.failed || !s.converged).count();
+    m.score = score(&m);
+    m
+}
+
+/// The CSV summary header and one row per session.
+pub const SUMMARY_HEADER: &str = "file,scene,complete,duration_s,path_length_m,economy,normalized_jerk,entry_error_mm,exit_error_mm,punctures,repunctures,needle_drops,max_tissue_force_n,mean_tissue_force_n,max_tension_n,suture_broken,knot,final_gap_mm,score";
+
+/// One CSV row of [`SUMMARY_HEADER`].
+pub fn summary_row(file: &str, m: &Metrics) -> String {
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    format!(
+        "{},{},{},{:.3},{:.5},{:.4},{:.2},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.1}",
+        q(file),
+        q(&m.scene),
+        m.complete,
+        m.duration,
+        m.path_length,
+        m.economy_of_motion,
+        m.normalized_jerk,
+        opt(m.entry_error_mm),
+        opt(m.exit_error_mm),
+        m.punctures,
+        m.repunctures,
+        m.needle_drops,
+        m.max_tissue_force,
+        m.mean_tissue_force,
+        m.max_tension,
+        m.suture_broken,
+        q(m.knot.as_deref().unwrap_or("")),
+        opt(m.final_gap_mm),
+        m.score
+    )
+}

@@ -1,0 +1,259 @@
+//! Issue #7: assessment metrics on synthetic sessions with known answers, and `suture assess`
+//! and `suture export` on a recorded stitch.
+
+use std::f64::consts::PI;
+use std::process::Command;
+use suture::math::{Quat, Vec3};
+use suture::session::assess::{self, Metrics};
+use suture::session::format::{EventRecord, Header, Recording, StepRecord};
+use suture::sim::drive::ToolTarget;
+use suture::sim::suturing::{Event, EventKind};
+use suture::tissue::Face;
+
+const H: f64 = 1e-3;
+
+/// A session whose instrument follows `x(t)` for `n` steps of 1 ms.
+fn session(n: usize, x: impl Fn(f64) -> Vec3) -> Recording {
+    let steps = (1..=n)
+        .map(|k| {
+            let t = k as f64 * H;
+            StepRecord {
+                step: k as u64,
+                time: t,
+                target: Some(ToolTarget {
+                    t,
+                    position: x(t),
+                    rotation: Quat::identity(),
+                    ..Default::default()
+                }),
+                converged: true,
+                grasped: true,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Recording {
+        header: Header {
+            dt: H,
+            scene_path: "synthetic".into(),
+            ..Default::default()
+        },
+        steps,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_circle_of_radius_r_has_path_length_two_pi_r() {
+    // One turn of R = 3 cm in 2 s, sampled at 1 kHz (steps 1..=2001 cover t = 0.001..2.001;
+    // start the circle at the first step).
+    let r = 0.03;
+    let rec = session(2001, |t| {
+        let a = 2.0 * PI * (t - H) / 2.0;
+        Vec3::new(r * a.cos(), 0.01, r * a.sin())
+    });
+    let m = assess::assess(&rec);
+    let want = 2.0 * PI * r;
+    assert!(
+        (m.path_length - want).abs() < 1e-3 * want,
+        "{} vs {want}",
+        m.path_length
+    );
+    // Back where it started, no task points: all of the motion is wasted.
+    assert!(m.economy_of_motion < 1e-6);
+}
+
+#[test]
+fn a_minimum_jerk_reach_has_the_normalised_jerk_of_the_literature() {
+    // x(τ) = L (10τ³ − 15τ⁴ + 6τ⁵): ∫ x⃛² dt = 720 L²/T⁵, so NJ = sqrt(½·720) = sqrt(360)
+    // (Hogan & Sternad 2009). With still spans before and after (not counted).
+    let (l, t0, t1) = (0.05, 0.2, 1.2);
+    let rec = session(1500, |t| {
+        let tau = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
+        Vec3::new(
+            l * (10.0 * tau.powi(3) - 15.0 * tau.powi(4) + 6.0 * tau.powi(5)),
+            0.0,
+            0.0,
+        )
+    });
+    let m = assess::assess(&rec);
+    assert!((m.path_length - l).abs() < 1e-9);
+    assert!(
+        (m.normalized_jerk - 360f64.sqrt()).abs() < 0.01 * 360f64.sqrt(),
+        "{}",
+        m.normalized_jerk
+    );
+    // A straight reach is all economy.
+    assert!((m.economy_of_motion - 1.0).abs() < 1e-9);
+    // A jerky reach (the same distance in three bursts) scores worse.
+    let jerky = session(1500, |t| {
+        let s = (t * 3.0).floor() / 3.0 + ((t * 3.0).fract() * 3.0).min(1.0) / 3.0;
+        Vec3::new(l * s.min(1.0), 0.0, 0.0)
+    });
+    assert!(assess::assess(&jerky).normalized_jerk > 2.0 * m.normalized_jerk);
+}
+
+fn event(step: u64, kind: EventKind) -> EventRecord {
+    EventRecord {
+        step,
+        event: Event {
+            time: step as f64 * H,
+            kind,
+        },
+    }
+}
+
+#[test]
+fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
+    // A detour: from A to B along a half circle of radius R through the entry (on the arc's
+    // top) — the task's shortest path is A → entry → exit → B.
+    let r = 0.01;
+    let mut rec = session(150_000, |t| {
+        let a = PI * (t / 150.0).min(1.0);
+        Vec3::new(-r * a.cos(), 0.0, r * a.sin())
+    });
+    let entry = Vec3::new(0.0, 0.0, r);
+    rec.events = vec![
+        event(
+            40_000,
+            EventKind::Puncture {
+                face: Face::Top,
+                position: entry,
+                angle: 30f64.to_radians(),
+                force: 0.8,
+                target_error: Some(1.2e-3),
+                repeat: false,
+            },
+        ),
+        event(
+            60_000,
+            EventKind::Repuncture {
+                position: entry,
+                force: 5.0,
+            },
+        ),
+        event(
+            70_000,
+            EventKind::Exit {
+                face: Face::Top,
+                position: entry,
+                target_error: Some(0.7e-3),
+            },
+        ),
+        event(90_000, EventKind::SutureThrough { position: entry }),
+    ];
+    for (k, s) in rec.steps.iter_mut().enumerate() {
+        // 2.5 N on the tissue for one step, 1 N for 99 others; tension up to 1.5 N.
+        s.tissue_force = match k {
+            50_000 => 2.5,
+            50_001..=50_099 => 1.0,
+            _ => 0.0,
+        };
+        s.tension = if k == 100_000 { 1.5 } else { 0.1 };
+    }
+    let m: Metrics = assess::assess(&rec);
+    assert_eq!(m.entry_error_mm, Some(1.2));
+    assert_eq!(m.exit_error_mm, Some(0.7));
+    assert!((m.puncture_angles_deg[0] - 30.0).abs() < 1e-9);
+    assert_eq!((m.punctures, m.repunctures), (1, 1));
+    assert_eq!(m.max_tissue_force, 2.5);
+    assert!((m.mean_tissue_force - (2.5 + 99.0) / 100.0).abs() < 1e-12);
+    assert_eq!(m.max_tension, 1.5);
+    assert_eq!(m.p95_tension, 0.1);
+    let names: Vec<_> = m.phases.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(names, ["approach", "bite", "pull-through", "tying"]);
+    let at = |i: usize| (m.phases[i].1, m.phases[i].2);
+    for (i, (a, b)) in [(0.0, 40.0), (40.0, 70.0), (70.0, 90.0), (90.0, 150.0)]
+        .into_iter()
+        .enumerate()
+    {
+        assert!(
+            (at(i).0 - a).abs() < 1e-9 && (at(i).1 - b).abs() < 1e-9,
+            "{:?}",
+            m.phases
+        );
+    }
+    // Economy: |A entry| + 0 + |entry B| = 2·sqrt(2)·R over the half circle πR, from the
+    // first sample (1 ms into the arc, at angle a0) exactly.
+    let a0 = PI * H / 150.0;
+    let start = Vec3::new(-r * a0.cos(), 0.0, r * a0.sin());
+    let want = ((start - entry).norm() + (entry - Vec3::new(r, 0.0, 0.0)).norm()) / (r * (PI - a0));
+    assert!((want - 2.0 * 2f64.sqrt() / PI).abs() < 1e-5);
+    assert!(
+        (m.economy_of_motion - want).abs() < 1e-9,
+        "{} vs {want}",
+        m.economy_of_motion
+    );
+    // Score: 150 s → −3; 1.9 mm → −9.5; one re-puncture → −10; 2.5 N → −5: 72.5.
+    assert!((m.score - 72.5).abs() < 1e-9, "{}", m.score);
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_suture"))
+}
+
+#[test]
+fn assess_and_export_a_recorded_stitch() {
+    let dir = std::env::temp_dir().join(format!("suture-assess-{}", std::process::id()));
+    let file = dir.join("stitch.surec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = bin()
+        .args(["run", "scenes/interrupted_stitch.toml", "--headless"])
+        .arg("--duration=2.5")
+        .arg("--device=scripted:docs/screens/stitch_drive.csv")
+        .arg(format!("--record={}", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let out_dir = dir.join("report");
+    let o = bin()
+        .arg("assess")
+        .arg(&file)
+        .arg(format!("--out={}", out_dir.display()))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("stitch.json")).unwrap())
+            .unwrap();
+    // The metrics agree with the recording's own events.
+    let rec = suture::session::format::decode(&std::fs::read(&file).unwrap()).unwrap();
+    let entry = rec.events.iter().find_map(|e| match e.event.kind {
+        EventKind::Puncture {
+            face: Face::Top,
+            target_error,
+            ..
+        } => target_error,
+        _ => None,
+    });
+    let entry = entry.expect("the drive punctures the skin near the mark");
+    assert!((json["entry_error_mm"].as_f64().unwrap() - entry * 1e3).abs() < 1e-12);
+    assert!(json["path_length"].as_f64().unwrap() > 0.005);
+    assert!(json["complete"].as_bool().unwrap());
+    let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+    assert!(csv.starts_with("file,scene,"));
+    // Export: CSV rows per step and an .npz with the series.
+    let npz = dir.join("stitch.npz");
+    let o = bin()
+        .arg("export")
+        .arg(&file)
+        .arg(format!("--csv={}", dir.join("csv").display()))
+        .arg(format!("--npz={}", npz.display()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let steps = std::fs::read_to_string(dir.join("csv/steps.csv")).unwrap();
+    assert_eq!(steps.lines().count(), rec.steps.len() + 1);
+    let arrays = suture::session::npz::read(&std::fs::read(&npz).unwrap()).unwrap();
+    assert_eq!(arrays["tool_position"].shape, vec![rec.steps.len(), 3]);
+    assert_eq!(arrays["tension"].data[100], rec.steps[100].tension);
+    let _ = std::fs::remove_dir_all(&dir);
+}
