@@ -72,9 +72,25 @@ enum Command {
         /// Compare every step and digest with the recording.
         #[arg(long)]
         verify: bool,
+        /// Viewer: playback speed (1/16 to 16).
+        #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+        speed: f64,
+        /// Viewer: start at this simulated time [s].
+        #[arg(long, default_value_t = 0.0, value_parser = parse_time)]
+        start: f64,
+        /// Viewer: close after this many wall seconds.
+        #[arg(long, value_parser = parse_seconds)]
+        duration: Option<f64>,
+        /// Viewer: render one frame to this PNG (once the replay reaches --shot-at) and exit.
+        #[arg(long)]
+        screenshot: Option<String>,
+        /// Simulated time of the screenshot [s].
+        #[arg(long, default_value_t = 0.5, value_parser = parse_time)]
+        shot_at: f64,
     },
-    /// Assess recorded sessions: metrics and score per file as JSON (DIR/NAME.json), and a CSV
-    /// summary across them (DIR/summary.csv). A truncated recording is assessed up to its last
+    /// Assess recorded sessions: metrics and score per file as JSON (DIR/NAME.json), an HTML
+    /// report with PNG plots (DIR/NAME.html, DIR/NAME-*.png), and a CSV summary across them
+    /// (DIR/summary.csv). A truncated recording is assessed up to its last
     /// chunk (reported incomplete).
     Assess {
         /// Recordings (.surec).
@@ -166,7 +182,18 @@ fn main() -> ExitCode {
             file,
             headless,
             verify,
-        } => replay(&file, headless, verify),
+            speed,
+            start,
+            duration,
+            screenshot,
+            shot_at,
+        } => {
+            if headless || verify {
+                replay(&file, headless, verify)
+            } else {
+                replay_viewer(&file, speed, start, duration, screenshot, shot_at)
+            }
+        }
         Command::Assess { files, out } => assess(&files, &out),
         Command::Export { file, csv, npz } => export(&file, csv.as_deref(), npz.as_deref()),
         Command::Simulate {
@@ -235,6 +262,12 @@ fn assess(files: &[String], out: &str) -> ExitCode {
                             let path = std::path::Path::new(out).join(format!("{stem}.json"));
                             std::fs::write(&path, json)
                                 .map_err(|e| format!("{}: {e}", path.display()))?;
+                            suture::session::report::write(
+                                &rec,
+                                &m,
+                                std::path::Path::new(out),
+                                &stem,
+                            )?;
                             Ok(m)
                         });
                         mine.push((i, r));
@@ -324,11 +357,108 @@ fn export(file: &str, csv: Option<&str>, npz: Option<&str>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+#[cfg(feature = "viewer")]
+fn replay_viewer(
+    file: &str,
+    speed: f64,
+    start: f64,
+    duration: Option<f64>,
+    screenshot: Option<String>,
+    shot_at: f64,
+) -> ExitCode {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use suture::runtime::replay::{self, Player, ReplayCommand};
+    let rec = match read_salvaged(file) {
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let h = &rec.header;
+    let sc = match scene::parse(&h.scene_path, &h.scene_text, Overrides::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {file}: its scene: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut player = match Player::new(rec.clone(), sc.world.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    player.speed = speed;
+    player.seek(start);
+    let length = player.duration();
+    let (snap_tx, mut snap_rx) = suture::sim::snapshot::snapshot_channel(&sc.world, 4);
+    let (cmd_tx, cmd_rx) = ringbuf::traits::Split::split(ringbuf::HeapRb::<ReplayCommand>::new(64));
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = replay::spawn(player, snap_tx, cmd_rx, stop.clone());
+    let mut opts = suture::render::ViewerOptions {
+        width: 1280,
+        height: 800,
+        screenshot: screenshot.map(std::path::PathBuf::from),
+        screenshot_at: shot_at,
+        duration,
+        replay: Some(suture::render::ReplayControl {
+            commands: cmd_tx,
+            duration: length,
+            paused: false,
+            speed,
+        }),
+    };
+    let visuals = suture::render::Visuals {
+        needle: sc.needle,
+        tissue: sc.tissue,
+        title: format!("suture — replay of {file}"),
+        device: h.device.clone(),
+        force_feedback: false,
+    };
+    let result = suture::render::run(&mut opts, &visuals, &mut snap_rx, None);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let player = thread.join();
+    if let Ok(p) = &player {
+        println!(
+            "{file}: replayed to {:.2} s of {:.2} s, {} digests checked{}",
+            p.time(),
+            length,
+            p.digests_checked,
+            match p.diverged_at {
+                None => String::new(),
+                Some(s) => format!(", DIVERGED at step {s}"),
+            }
+        );
+    }
+    match result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: viewer: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(not(feature = "viewer"))]
+fn replay_viewer(_: &str, _: f64, _: f64, _: Option<f64>, _: Option<String>, _: f64) -> ExitCode {
+    eprintln!("error: built without the viewer (cargo feature `viewer`): use --headless --verify");
+    ExitCode::from(2)
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (1.0 / 16.0..=16.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("must be in [0.0625, 16], got {v}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn replay(file: &str, headless: bool, verify: bool) -> ExitCode {
     if !headless {
-        eprintln!(
-            "error: replay in the viewer is not built yet (issue #7): use --headless --verify"
-        );
+        eprintln!("error: --verify runs headless: add --headless");
         return ExitCode::from(2);
     }
     if !verify {

@@ -173,3 +173,66 @@ fn the_default_run_opens_with_the_mouse_and_reports_its_loops() {
     assert!(out.starts_with("haptic ") && out.contains("physics "));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `suture replay FILE` shows the recording in the viewer: a recorded stitch replayed under
+/// Xvfb, a screenshot taken mid-replay shows the tissue and the suture, and the player checked
+/// the recorded digests it passed without a divergence.
+#[test]
+fn a_recording_replays_in_the_viewer() {
+    let dir = std::env::temp_dir().join(format!("suture-viewer-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("stitch.surec");
+    let bin = env!("CARGO_BIN_EXE_suture");
+    let o = Command::new(bin)
+        .args([
+            "run",
+            "scenes/interrupted_stitch.toml",
+            "--headless",
+            "--duration=2",
+        ])
+        .arg("--device=scripted:docs/screens/stitch_drive.csv")
+        .arg(format!("--record={}", rec.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let shot = dir.join("replay.png");
+    let o = with_display(bin)
+        .arg("replay")
+        .arg(&rec)
+        .args(["--speed=0.5", "--start=0.8", "--shot-at=1.0"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("digests checked") && !out.contains("DIVERGED"),
+        "{out}"
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    let (mut tissue, mut suture, mut total) = (0usize, 0usize, 0usize);
+    for p in buf[..info.buffer_size()].chunks(bpp) {
+        let p = [p[0], p[1], p[2]];
+        tissue += usize::from(is_tissue(p));
+        suture += usize::from(is_suture(p));
+        total += 1;
+    }
+    println!(
+        "replay frame: tissue {:.1} %, suture {:.2} %",
+        100.0 * tissue as f64 / total as f64,
+        100.0 * suture as f64 / total as f64
+    );
+    assert!(tissue as f64 > 0.05 * total as f64);
+    assert!(suture as f64 > 0.001 * total as f64);
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shot.with_extension("png.json")).unwrap())
+            .unwrap();
+    assert!(side["time"].as_f64().unwrap() >= 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

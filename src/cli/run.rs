@@ -225,7 +225,11 @@ pub fn run(a: RunArgs) -> ExitCode {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             scene_path: name.clone(),
             scene_text: text.clone(),
-            device: format!("{device_name} ({})", a.device),
+            device: if device_name == a.device {
+                device_name.clone()
+            } else {
+                format!("{device_name} ({})", a.device)
+            },
             profile_text,
             ..Default::default()
         };
@@ -266,12 +270,13 @@ pub fn run(a: RunArgs) -> ExitCode {
         #[cfg(feature = "viewer")]
         {
             use suture::render::{ViewerOptions, Visuals};
-            let opts = ViewerOptions {
+            let mut opts = ViewerOptions {
                 width: 1280,
                 height: 800,
                 screenshot: a.screenshot.as_ref().map(std::path::PathBuf::from),
                 screenshot_at: a.shot_at,
                 duration: a.duration,
+                replay: None,
             };
             let visuals = Visuals {
                 needle: sc.needle,
@@ -280,7 +285,8 @@ pub fn run(a: RunArgs) -> ExitCode {
                 device: device_name.clone(),
                 force_feedback,
             };
-            if let Err(e) = suture::render::run(&opts, &visuals, &mut running.snapshots, mouse) {
+            if let Err(e) = suture::render::run(&mut opts, &visuals, &mut running.snapshots, mouse)
+            {
                 viewer_failed = Some(e.to_string());
             }
         }

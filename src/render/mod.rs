@@ -45,6 +45,21 @@ pub struct ViewerOptions {
     pub screenshot_at: f64,
     /// Close after this many wall seconds.
     pub duration: Option<f64>,
+    /// Replaying a recording: the player's command ring and the recording's length [s]
+    /// (keys: space pause, up/down speed, left/right seek 5 s, home restart).
+    pub replay: Option<ReplayControl>,
+}
+
+/// The viewer's end of a replay (runtime::replay).
+pub struct ReplayControl {
+    /// Commands for the player.
+    pub commands: HeapProd<crate::runtime::replay::ReplayCommand>,
+    /// The recording's length [s].
+    pub duration: f64,
+    /// Paused and speed as last sent (the HUD shows them).
+    pub paused: bool,
+    /// See `paused`.
+    pub speed: f64,
 }
 
 /// How the viewer ended.
@@ -365,19 +380,33 @@ fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals) {
     }
 }
 
-fn hud_lines(snap: &Snapshot, visuals: &Visuals, exaggeration: f64) -> Vec<String> {
+fn hud_lines(
+    snap: &Snapshot,
+    visuals: &Visuals,
+    exaggeration: f64,
+    replay: Option<&ReplayControl>,
+) -> Vec<String> {
     let f = &snap.figures;
-    let mut l = vec![
-        format!("t {:.3} s   step {}", snap.time, snap.step),
-        format!(
-            "haptic {:.1} Hz   period p50 {:.0} us  p99 {:.0} us  max {:.0} us   overruns {}",
-            f.haptic_rate, f.haptic_p50_us, f.haptic_p99_us, f.haptic_max_us, f.haptic_overruns
-        ),
-        format!(
-            "physics {:.1} Hz   step {:.0}/{:.0} us mean/max   failed {}  unconverged {}",
-            f.physics_rate, f.step_mean_us, f.step_max_us, f.failed_steps, f.unconverged_steps
-        ),
-    ];
+    let mut l = vec![format!("t {:.3} s   step {}", snap.time, snap.step)];
+    match replay {
+        Some(r) => l.push(format!(
+            "REPLAY {:.2} / {:.2} s   speed x{}{}",
+            snap.time,
+            r.duration,
+            r.speed,
+            if r.paused { "   PAUSED" } else { "" }
+        )),
+        None => {
+            l.push(format!(
+                "haptic {:.1} Hz   period p50 {:.0} us  p99 {:.0} us  max {:.0} us   overruns {}",
+                f.haptic_rate, f.haptic_p50_us, f.haptic_p99_us, f.haptic_max_us, f.haptic_overruns
+            ));
+            l.push(format!(
+                "physics {:.1} Hz   step {:.0}/{:.0} us mean/max   failed {}  unconverged {}",
+                f.physics_rate, f.step_mean_us, f.step_max_us, f.failed_steps, f.unconverged_steps
+            ));
+        }
+    }
     let force = snap.tool.map_or(0.0, |t| t.force.norm());
     l.push(if visuals.force_feedback {
         format!(
@@ -445,7 +474,7 @@ fn json_points(pts: &[Option<(f64, f64)>]) -> String {
 /// Run the viewer on the calling (main) thread until the window closes, `duration` passes or
 /// the screenshot is written.
 pub fn run(
-    opts: &ViewerOptions,
+    opts: &mut ViewerOptions,
     visuals: &Visuals,
     snaps: &mut SnapshotRx,
     mouse: Option<HeapProd<MouseInput>>,
@@ -454,7 +483,7 @@ pub fn run(
 }
 
 async fn run_async(
-    opts: &ViewerOptions,
+    opts: &mut ViewerOptions,
     visuals: &Visuals,
     snaps: &mut SnapshotRx,
     mut mouse: Option<HeapProd<MouseInput>>,
@@ -550,11 +579,40 @@ async fn run_async(
                 }
             }
         }
+        // Replay keys.
+        if let Some(r) = opts.replay.as_mut() {
+            use crate::runtime::replay::ReplayCommand as C;
+            let now = snap.as_ref().map_or(0.0, |s| s.time);
+            for ev in window.events().iter() {
+                let cmd = match ev.value {
+                    WindowEvent::Key(Key::Space, Action::Press, _) => {
+                        r.paused = !r.paused;
+                        C::SetPaused(r.paused)
+                    }
+                    WindowEvent::Key(Key::Up, Action::Press, _) => {
+                        r.speed = (r.speed * 2.0).min(16.0);
+                        C::SetSpeed(r.speed)
+                    }
+                    WindowEvent::Key(Key::Down, Action::Press, _) => {
+                        r.speed = (r.speed / 2.0).max(1.0 / 16.0);
+                        C::SetSpeed(r.speed)
+                    }
+                    WindowEvent::Key(Key::Right, Action::Press, _) => C::Seek(now + 5.0),
+                    WindowEvent::Key(Key::Left, Action::Press, _) => C::Seek(now - 5.0),
+                    WindowEvent::Key(Key::Home, Action::Press, _) => C::Seek(0.0),
+                    _ => continue,
+                };
+                let _ = r.commands.try_push(cmd);
+            }
+        }
         let mut exaggeration = 1.0;
         if let (Some(s), Some(n)) = (&snap, nodes.as_mut()) {
             exaggeration = update(n, s, visuals, size);
             draw_lines(&mut window, s, visuals);
-            for (k, line) in hud_lines(s, visuals, exaggeration).iter().enumerate() {
+            for (k, line) in hud_lines(s, visuals, exaggeration, opts.replay.as_ref())
+                .iter()
+                .enumerate()
+            {
                 window.draw_text(
                     line,
                     Vec2::new(12.0, 10.0 + 30.0 * k as f32),
@@ -563,7 +621,9 @@ async fn run_async(
                     HUD,
                 );
             }
-            let help = if mouse.is_some() {
+            let help = if opts.replay.is_some() {
+                "space pause | up/down speed | left/right -/+5 s | home restart | drag orbit | wheel zoom"
+            } else if mouse.is_some() {
                 "left-drag move | wheel depth | right-drag rotate | G grasp/release | ctrl+drag orbit | ctrl+wheel zoom"
             } else {
                 "drag orbit | wheel zoom | the device drives the needle"

@@ -10,6 +10,7 @@
 pub mod haptic;
 pub mod pacer;
 pub mod physics;
+pub mod replay;
 pub mod run;
 pub mod stats;
 

@@ -7,6 +7,7 @@
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
 use super::pacer::Pacer;
 use super::stats::LoopSummary;
+use crate::math::{Quat, Vec3};
 use crate::session::format::{DigestRecord, EventRecord};
 use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
 use crate::sim::World;
@@ -115,8 +116,6 @@ pub fn spawn(
                 }
             }
             let grasped = drive.grasped;
-            let target_rotation = drive.target_rotation;
-            let tool = &drive.tool;
             match result {
                 Ok(rep) => {
                     steps += 1;
@@ -128,40 +127,7 @@ pub fn spawn(
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
-            let needle_state = world.suturing.as_ref().map(|su| {
-                let n = &su.needle;
-                (n.grip_position, n.rotation, n.velocity, n.angular_velocity)
-            });
-            let tool_state = tool.as_ref().map(|(r, s)| {
-                if let Some(ns) = needle_state {
-                    // Suturing: the tool is the needle (its grip point and frame).
-                    return (*r, s, ns.0, ns.1, ns.2, ns.3);
-                }
-                let rod = &world.rods[*r];
-                let x = rod.positions();
-                let (pos, rot, vel, ang) = match &rod.model {
-                    crate::sim::RodModel::Cosserat { rod: c, .. } => {
-                        let e = s.node.min(c.segments() - 1);
-                        (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
-                    }
-                    crate::sim::RodModel::Strands(st) => {
-                        let e = s.node.min(st.segments() - 1);
-                        let m = nalgebra::Rotation3::from_matrix_unchecked(st.rotations()[e]);
-                        // Quasi-static: the tool's velocity is the tip's over the last tick.
-                        let v = s
-                            .quasi_static
-                            .as_ref()
-                            .map_or(crate::math::Vec3::zeros(), |_| s.target_velocity);
-                        (
-                            x[s.node],
-                            crate::math::Quat::from_rotation_matrix(&m),
-                            v,
-                            crate::math::Vec3::zeros(),
-                        )
-                    }
-                };
-                (*r, s, pos, rot, vel, ang)
-            });
+            let tool_state = tool_state(&world, &drive);
             if let Some((_, _, pos, rot, vel, ang)) = tool_state {
                 let _ = links.proxy.try_push(ProxyState {
                     published,
@@ -178,29 +144,7 @@ pub fn spawn(
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
                     snap.step = steps;
-                    snap.tool = tool_state.map(|(r, s, pos, rot, _, _)| {
-                        // The viewer draws needles from their swage: for the rigid needle,
-                        // the swage of the needle and of the ghost (the device's pose).
-                        let (position, target) = match world.suturing.as_ref() {
-                            Some(su) => {
-                                let n = &su.needle;
-                                let grip = n.point(n.grip * n.shape.arc_angle) - n.swage();
-                                let local = n.rotation.inverse() * grip;
-                                (n.swage(), s.target - target_rotation * local)
-                            }
-                            None => (pos, s.target),
-                        };
-                        ToolSnapshot {
-                            rod: r,
-                            node: s.node,
-                            target,
-                            target_rotation,
-                            position,
-                            rotation: rot,
-                            force: s.force,
-                            grasped,
-                        }
-                    });
+                    snap.tool = tool_snapshot(&world, &drive, tool_state);
                     let f = &mut snap.figures;
                     let m = stats.running();
                     f.physics_rate = m.rate;
@@ -232,6 +176,81 @@ pub fn spawn(
             skipped_snapshots: links.snapshots.skipped,
             world,
             tool: drive.tool,
+        }
+    })
+}
+
+/// The held tool's state after a step: (rod, its spring, position, frame, velocity, angular
+/// velocity); for suturing, the needle's grip point and frame.
+#[allow(clippy::type_complexity)]
+pub fn tool_state<'a>(
+    world: &World,
+    drive: &'a Drive,
+) -> Option<(usize, &'a ToolSpring, Vec3, Quat, Vec3, Vec3)> {
+    let tool = &drive.tool;
+    let needle_state = world.suturing.as_ref().map(|su| {
+        let n = &su.needle;
+        (n.grip_position, n.rotation, n.velocity, n.angular_velocity)
+    });
+    tool.as_ref().map(|(r, s)| {
+        if let Some(ns) = needle_state {
+            // Suturing: the tool is the needle (its grip point and frame).
+            return (*r, s, ns.0, ns.1, ns.2, ns.3);
+        }
+        let rod = &world.rods[*r];
+        let x = rod.positions();
+        let (pos, rot, vel, ang) = match &rod.model {
+            crate::sim::RodModel::Cosserat { rod: c, .. } => {
+                let e = s.node.min(c.segments() - 1);
+                (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
+            }
+            crate::sim::RodModel::Strands(st) => {
+                let e = s.node.min(st.segments() - 1);
+                let m = nalgebra::Rotation3::from_matrix_unchecked(st.rotations()[e]);
+                // Quasi-static: the tool's velocity is the tip's over the last tick.
+                let v = s
+                    .quasi_static
+                    .as_ref()
+                    .map_or(crate::math::Vec3::zeros(), |_| s.target_velocity);
+                (
+                    x[s.node],
+                    crate::math::Quat::from_rotation_matrix(&m),
+                    v,
+                    crate::math::Vec3::zeros(),
+                )
+            }
+        };
+        (*r, s, pos, rot, vel, ang)
+    })
+}
+
+/// The viewer's picture of the tool (the viewer draws needles from their swage: for the rigid
+/// needle, the swage of the needle and of the ghost at the device's pose).
+pub fn tool_snapshot(
+    world: &World,
+    drive: &Drive,
+    state: Option<(usize, &ToolSpring, Vec3, Quat, Vec3, Vec3)>,
+) -> Option<ToolSnapshot> {
+    let target_rotation = drive.target_rotation;
+    state.map(|(r, s, pos, rot, _, _)| {
+        let (position, target) = match world.suturing.as_ref() {
+            Some(su) => {
+                let n = &su.needle;
+                let grip = n.point(n.grip * n.shape.arc_angle) - n.swage();
+                let local = n.rotation.inverse() * grip;
+                (n.swage(), s.target - target_rotation * local)
+            }
+            None => (pos, s.target),
+        };
+        ToolSnapshot {
+            rod: r,
+            node: s.node,
+            target,
+            target_rotation,
+            position,
+            rotation: rot,
+            force: s.force,
+            grasped: drive.grasped,
         }
     })
 }

@@ -7,3 +7,4 @@ pub mod format;
 pub mod npz;
 pub mod recorder;
 pub mod replay;
+pub mod report;

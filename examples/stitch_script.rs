@@ -1,0 +1,91 @@
+//! Writes a device trajectory (the `scripted:` CSV of `suture run`) that drives one whole
+//! interrupted stitch in scenes/interrupted_stitch.toml, the way tests/suturing.rs drives the
+//! world directly: lower the needle onto the skin, rotate it about its centre through the left
+//! mark, under the wound and out at the right mark, let go, take the needle again at its point
+//! (the grasp button, twice), rotate on until the swage is through, then pull the suture
+//! through and tighten. World poses are mapped back to the device through the scene's
+//! workspace map, so `suture run --device scripted:FILE` reproduces them.
+//!
+//! `cargo run --release --example stitch_script > docs/screens/full_stitch.csv`
+
+use std::f64::consts::PI;
+use suture::coupling::WorkspaceMap;
+use suture::math::{Quat, Vec3};
+use suture::scene::{self, Overrides};
+
+fn main() {
+    let text = std::fs::read_to_string("scenes/interrupted_stitch.toml")
+        .expect("run from the project root");
+    let sc = scene::parse(
+        "scenes/interrupted_stitch.toml",
+        &text,
+        Overrides::default(),
+    )
+    .expect("scene");
+    let tool = sc.tool.expect("the scene has a [tool]");
+    let frame = suture::runtime::run::tool_frame(&sc.world, &tool);
+    // The map `suture run` builds (cli/run.rs): no rotation, no flips, the tool's frame.
+    WorkspaceMap::new(
+        tool.workspace_scale,
+        tool.workspace_offset,
+        Quat::identity(),
+        [false; 3],
+    )
+    .expect("the scene's workspace map is valid");
+    let su = sc.world.suturing.as_ref().expect("a suturing scene");
+    let shape = su.needle.shape;
+    let grip0 = su.needle.grip;
+    let deg = PI / 180.0;
+    // Key times [s] and (point angle [rad], centre height [m], extra offset [m]); as in
+    // tests/suturing.rs, with 0.2 s to let go and take the needle at its point at 3.5 s.
+    let plan: Vec<(f64, f64, f64, Vec3)> = vec![
+        (0.0, 180.0 * deg, 0.004, Vec3::zeros()),
+        (0.5, 180.0 * deg, 0.001, Vec3::zeros()),
+        (3.5, 358.0 * deg, 0.001, Vec3::zeros()),
+        (3.7, 358.0 * deg, 0.001, Vec3::zeros()),
+        (6.7, 548.0 * deg, 0.001, Vec3::zeros()),
+        (8.2, 548.0 * deg, 0.001, Vec3::new(-0.012, 0.018, 0.0)),
+        (9.7, 548.0 * deg, 0.001, Vec3::new(-0.012, 0.018, 0.0)),
+    ];
+    let pose = |t: f64| {
+        let i = plan.partition_point(|p| p.0 <= t).clamp(1, plan.len() - 1);
+        let (a, b) = (&plan[i - 1], &plan[i]);
+        let s = ((t - a.0) / (b.0 - a.0)).clamp(0.0, 1.0);
+        (
+            a.1 + (b.1 - a.1) * s,
+            a.2 + (b.2 - a.2) * s,
+            a.3 + (b.3 - a.3) * s,
+        )
+    };
+    // The device's inverse map: world = offset + scale·p, world rotation = q·frame.
+    let to_device = |p: &Vec3, r: &Quat| {
+        (
+            (p - tool.workspace_offset) / tool.workspace_scale,
+            (r * frame.inverse()).scaled_axis(),
+        )
+    };
+    let h: f64 = 0.01;
+    let n = (9.7 / h).round() as usize;
+    for k in 0..=n {
+        let t = k as f64 * h;
+        let (phi, cy, off) = pose(t);
+        // Before 3.5 s the needle is held at the scene's grip; from 3.7 s at its point. In
+        // between the device moves from the grip to the point with the needle let go
+        // (button down at 3.50 s: release; down again at 3.69 s: take it at the point).
+        let grip = if t < 3.5 {
+            grip0
+        } else if t < 3.7 {
+            grip0 + (1.0 - grip0) * ((t - 3.5) / 0.19).min(1.0)
+        } else {
+            1.0
+        };
+        let (p, r) =
+            suture::sim::needle::pose_on_circle(&shape, &Vec3::new(0.0, cy, 0.0), phi, grip);
+        let (dp, dr) = to_device(&(p + off), &r);
+        let buttons = u32::from((3.5..3.52).contains(&t) || (3.69..3.71).contains(&t));
+        println!(
+            "{t:.2}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {buttons}",
+            dp.x, dp.y, dp.z, dr.x, dr.y, dr.z
+        );
+    }
+}
