@@ -146,6 +146,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/tissue_gap.toml:46:7: tissue.gap must be narrower than half the pad's width 0.04 [m], got 0.05"#,
     ),
     (
+        "tests/fixtures/bad/tissue_spacing.toml",
+        r#"tests/fixtures/bad/tissue_spacing.toml:47:11: tissue.spacing gives about 7878 lattice nodes per half of the pad, more than 600 (the tissue's implicit step is dense); use a spacing of at least 0.0022 [m]"#,
+    ),
+    (
         "tests/fixtures/bad/needle_grip.toml",
         r#"tests/fixtures/bad/needle_grip.toml:38:8: needle.grip must be in [0, 1] (fraction of the arc from the swage), got 1.5"#,
     ),

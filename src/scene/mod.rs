@@ -25,6 +25,10 @@ use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
 use crate::tissue::{Tissue, TissueGeometry, TissueParams};
 use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
 
+/// Most tissue lattice nodes per half of the pad (its step stores a dense inverse of
+/// 3 × nodes rows: 600 nodes is a 26 MB matrix, inverted in about a second).
+pub const MAX_TISSUE_NODES: usize = 600;
+
 /// Default number of elements per rod.
 pub const DEFAULT_ELEMENTS: usize = 50;
 
@@ -779,6 +783,25 @@ fn suturing(
             format!(
                 "must fit the pad's halves at least once, got {}",
                 fmt_num(spacing)
+            ),
+        ));
+    }
+    // The tissue step keeps a dense inverse per half (tissue.rs): bound the lattice so a
+    // scene cannot ask for gigabytes and minutes of set-up.
+    let per_half = (((pad.size.x - gap) / 2.0 / spacing).round() + 1.0)
+        * ((pad.size.z / spacing).round() + 1.0);
+    if per_half > MAX_TISSUE_NODES as f64 {
+        return Err(ctx.err(
+            &at("spacing"),
+            format!(
+                "gives about {per_half:.0} lattice nodes per half of the pad, more than {MAX_TISSUE_NODES} (the tissue's implicit step is dense); use a spacing of at least {} [m]",
+                // Rounded up to 0.1 mm.
+                fmt_num(
+                    (((pad.size.x - gap) / 2.0 * pad.size.z / MAX_TISSUE_NODES as f64).sqrt()
+                        * 1.2e4)
+                        .ceil()
+                        / 1e4
+                )
             ),
         ));
     }
