@@ -523,7 +523,10 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 
 /// `suture jitter`: the haptic pacer's achieved rate and period percentiles on this machine.
 fn jitter(seconds: f64) -> ExitCode {
-    let mut p = suture::runtime::Pacer::new(std::time::Duration::from_millis(1));
+    let mut p = suture::runtime::Pacer::catching_up(
+        std::time::Duration::from_millis(1),
+        suture::runtime::haptic::HAPTIC_MAX_LAG,
+    );
     let ticks = (seconds * 1000.0).round() as usize;
     let mut work = std::time::Duration::ZERO;
     for _ in 0..=ticks {

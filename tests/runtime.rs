@@ -15,7 +15,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 #[test]
 fn pacer_holds_1_khz_over_two_seconds() {
     let _serial = serial();
-    let mut p = Pacer::new(Duration::from_millis(1));
+    // The haptic loop's pacer: 1 ms, up to 3 ms of lag made up.
+    let mut p = Pacer::catching_up(
+        Duration::from_millis(1),
+        suture::runtime::haptic::HAPTIC_MAX_LAG,
+    );
     let start = Instant::now();
     let mut work = Duration::ZERO;
     for _ in 0..2000 {
@@ -111,7 +115,9 @@ mod haptic {
             stop.clone(),
         );
         // The physics stand-in, on this thread. Drain the targets as the physics would.
-        let mut pacer = Pacer::new(Duration::from_millis(1));
+        // Paced as the physics loop is (missed ticks made up, up to 20 ms).
+        let mut pacer =
+            Pacer::catching_up(Duration::from_millis(1), suture::runtime::physics::MAX_LAG);
         let stall_at = 1.0;
         let mut targets = 0usize;
         loop {

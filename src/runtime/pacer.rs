@@ -3,9 +3,10 @@
 //! 500–800 Hz under load; `SpinLoopHint` held 999.2 Hz with both cores busy).
 //!
 //! Two policies for a missed tick:
-//! - [`Pacer::new`] (the haptic loop): missed ticks are delayed, not burst: a haptic loop must not
-//!   fire several ticks back to back after a stall.
-//! - [`Pacer::catching_up`] (the physics loop): the simulated clock is kept on the wall clock
+//! - [`Pacer::new`]: missed ticks are delayed, never made up.
+//! - [`Pacer::catching_up`] (the physics loop with a 20 ms limit, the haptic loop with 3 ms, so
+//!   a tick the scheduler delayed fires at once but a stall is never burst): the schedule is the
+//!   wall clock
 //!   ("fix your timestep"): after a long step the missed ticks run back to back until the loop is
 //!   on schedule again, so one slow Newton solve does not make the simulation run slow. A lag
 //!   beyond `max_lag` is given up (the schedule restarts from now) and counted in

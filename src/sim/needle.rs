@@ -160,14 +160,19 @@ impl Needle {
                 .cross(&(self.point(th) - self.grip_position))
     }
 
-    /// Closest point of the needle's circle to `p`: its arc angle (may fall outside [0, Θ],
-    /// in (−π, π]) and the offset `p − c(θ)` [m].
+    /// Closest point of the needle's circle to `p`: its arc angle θ (may fall outside [0, Θ];
+    /// in [Θ/2 − π, Θ/2 + π), the cut opposite the arc's middle) and the offset `p − c(θ)` [m].
     pub fn closest(&self, p: &Vec3) -> (f64, Vec3) {
         let r = self.shape.curvature_radius;
         let b = self.rotation.inverse() * (p - self.swage());
         // Centre at r x̂; c(θ) − centre = r (sin θ ẑ − cos θ x̂).
         let q = b - Vec3::new(r, 0.0, 0.0);
-        let th = q.z.atan2(-q.x);
+        // atan2 cuts the circle at θ = ±π, which is the point of a 1/2-circle needle: a
+        // point just past it would come out at −π, nearest the swage. Put the cut opposite the
+        // arc's middle instead.
+        let mid = 0.5 * self.shape.arc_angle;
+        let tau = std::f64::consts::TAU;
+        let th = mid + (q.z.atan2(-q.x) - mid + 0.5 * tau).rem_euclid(tau) - 0.5 * tau;
         let off = self.rotation * (b - self.body(th));
         (th, off)
     }
@@ -264,5 +269,35 @@ impl Needle {
             && self.velocity.iter().all(|c| c.is_finite())
             && self.angular_velocity.iter().all(|c| c.is_finite())
             && self.rotation.coords.iter().all(|c| c.is_finite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A point just past the tip of a 1/2-circle needle is nearest its tip, not its swage
+    /// (atan2's cut at ±π sat exactly on the point: a regrasp "at the point" took the swage).
+    #[test]
+    fn closest_point_near_the_tip_of_a_half_circle_is_the_tip() {
+        for arc in [std::f64::consts::PI, 0.75 * std::f64::consts::PI] {
+            let shape = NeedleShape {
+                curvature_radius: 0.008,
+                arc_angle: arc,
+                wire_radius: 3.5e-4,
+            };
+            let rot = Quat::from_euler_angles(0.3, -0.2, 1.1);
+            let n = Needle::new(shape, Vec3::new(0.01, 0.02, -0.03), rot, 0.3, 1e-3, 1e-8);
+            for (eps, want) in [(-1e-3, arc - 1e-3), (0.0, arc), (1e-3, arc + 1e-3)] {
+                let (th, off) = n.closest(&n.point(arc + eps));
+                assert!((th - want).abs() < 1e-9, "arc {arc}: {th} vs {want}");
+                assert!(off.norm() < 1e-12);
+            }
+            // Every point of the arc maps back to its own angle.
+            for k in 0..=20 {
+                let th = arc * k as f64 / 20.0;
+                assert!((n.closest(&n.point(th)).0 - th).abs() < 1e-9);
+            }
+        }
     }
 }
