@@ -678,13 +678,30 @@ async fn run_async(
                     .collect(),
                 _ => Vec::new(),
             };
+            // Centres of the pad's top lattice cells (away from the drawn grid lines).
+            let mut cells: Vec<V3> = Vec::new();
+            if let Some(su) = &s.suturing {
+                let mut base = 0;
+                for &(nx, nz) in &su.grid {
+                    for j in 0..nz.saturating_sub(1) {
+                        for i in 0..nx.saturating_sub(1) {
+                            let at = |i: usize, j: usize| su.top[base + j * nx + i];
+                            cells.push(
+                                (at(i, j) + at(i + 1, j) + at(i, j + 1) + at(i + 1, j + 1)) * 0.25,
+                            );
+                        }
+                    }
+                    base += nx * nz;
+                }
+            }
             let json = format!(
-                "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{}}}\n",
+                "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{},\"tissue_cells\":{}}}\n",
                 img.width(),
                 img.height(),
                 s.time,
                 rods.join(","),
-                json_points(&project(cam, shot_size, &needle))
+                json_points(&project(cam, shot_size, &needle)),
+                json_points(&project(cam, shot_size, &cells))
             );
             let mut side = path.clone().into_os_string();
             side.push(".json");
