@@ -97,6 +97,196 @@ pub fn stretch(e: &Vec3, rest: f64, ks: f64, psd: bool) -> (f64, Vec3, Mat3) {
     )
 }
 
+/// A 2×2 symmetric matrix `[[a, b], [b, c]]` (a bending stiffness B̄ in a material frame).
+pub type Sym2 = [f64; 3];
+
+fn sym_mul(b: &Sym2, w: [f64; 2]) -> [f64; 2] {
+    [b[0] * w[0] + b[1] * w[1], b[1] * w[0] + b[2] * w[1]]
+}
+
+fn dot2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+/// `J w`, the counter-clockwise quarter turn of a 2-vector: `J(a, b) = (−b, a)`.
+fn quarter(w: [f64; 2]) -> [f64; 2] {
+    [-w[1], w[0]]
+}
+
+/// Bending and twisting energy of a rod as a function of its edge angles θ^0…θ^n for a fixed
+/// centerline (Bergou 2008 eqs 3 and 4–7): the problem DER solves for its quasistatic material
+/// frame. Vertex i (1…n) sits between edges i−1 and i.
+#[derive(Clone, Debug)]
+pub struct TwistProblem {
+    /// Curvature binormal per interior vertex (index i − 1 for vertex i).
+    pub kb: Vec<Vec3>,
+    /// Bishop frame (u, v) per edge.
+    pub frames: Vec<(Vec3, Vec3)>,
+    /// Rest Voronoi length l̄_i = |ē^{i−1}| + |ē^i| per interior vertex [m] (the sum, digest A1).
+    pub rest_length: Vec<f64>,
+    /// Bending stiffness B̄^j per edge in its rest material frame [N m²].
+    pub stiffness: Vec<Sym2>,
+    /// Rest material curvatures (ω̄_i^{i−1}, ω̄_i^i) per interior vertex.
+    pub rest_curvature: Vec<[[f64; 2]; 2]>,
+    /// Twisting stiffness β = GJ [N m²].
+    pub beta: f64,
+}
+
+impl TwistProblem {
+    /// The problem for centerline `x` with Bishop anchor `u0`, rest lengths from `rest` (a
+    /// polyline of the same size), per-edge stiffness and rest curvatures.
+    pub fn new(
+        x: &[Vec3],
+        u0: &Vec3,
+        rest: &[Vec3],
+        stiffness: Vec<Sym2>,
+        rest_curvature: Vec<[[f64; 2]; 2]>,
+        beta: f64,
+    ) -> Self {
+        let frames = bishop_frames(x, u0)
+            .into_iter()
+            .map(|(_, u, v)| (u, v))
+            .collect();
+        let n = x.len() - 2;
+        TwistProblem {
+            kb: (1..=n)
+                .map(|i| curvature_binormal(&(x[i] - x[i - 1]), &(x[i + 1] - x[i])))
+                .collect(),
+            frames,
+            rest_length: (1..=n)
+                .map(|i| (rest[i] - rest[i - 1]).norm() + (rest[i + 1] - rest[i]).norm())
+                .collect(),
+            stiffness,
+            rest_curvature,
+            beta,
+        }
+    }
+
+    /// Material curvature of vertex i in the frame of edge j ∈ {i−1, i} at angle θ^j.
+    fn omega(&self, i: usize, j: usize, theta: f64) -> [f64; 2] {
+        let (u, v) = &self.frames[j];
+        let (m1, m2) = material_directors(u, v, theta);
+        material_curvature(&self.kb[i - 1], &m1, &m2)
+    }
+
+    /// E(θ) [J]: Σ_i 1/(2 l̄_i) Σ_{j=i−1,i} (ω_i^j − ω̄_i^j)ᵀ B̄^j (ω_i^j − ω̄_i^j)
+    /// + Σ_i β (θ^i − θ^{i−1})² / l̄_i (Bergou 2008 eq. 3 and §4.2.2).
+    pub fn energy(&self, theta: &[f64]) -> f64 {
+        debug_assert_eq!(theta.len(), self.frames.len(), "one angle per edge");
+        let mut e = 0.0;
+        for i in 1..=self.kb.len() {
+            let l = self.rest_length[i - 1];
+            for (k, j) in [i - 1, i].into_iter().enumerate() {
+                let w = self.omega(i, j, theta[j]);
+                let d = [
+                    w[0] - self.rest_curvature[i - 1][k][0],
+                    w[1] - self.rest_curvature[i - 1][k][1],
+                ];
+                e += dot2(d, sym_mul(&self.stiffness[j], d)) / (2.0 * l);
+            }
+            let m = theta[i] - theta[i - 1];
+            e += self.beta * m * m / l;
+        }
+        e
+    }
+
+    /// ∂E/∂θ^j (Bergou 2008 eq. 7: ∂W_i/∂θ^j = (1/l̄_i) ωᵀ J B̄ (ω − ω̄), with ∂ω/∂θ = −Jω)
+    /// and the tridiagonal Hessian: its diagonal, and its off-diagonal (entry j couples θ^j
+    /// and θ^{j+1}).
+    pub fn derivatives(&self, theta: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let m = theta.len();
+        let (mut g, mut diag, mut off) = (vec![0.0; m], vec![0.0; m], vec![0.0; m - 1]);
+        for i in 1..=self.kb.len() {
+            let l = self.rest_length[i - 1];
+            for (k, j) in [i - 1, i].into_iter().enumerate() {
+                let b = &self.stiffness[j];
+                let w = self.omega(i, j, theta[j]);
+                let d = [
+                    w[0] - self.rest_curvature[i - 1][k][0],
+                    w[1] - self.rest_curvature[i - 1][k][1],
+                ];
+                let dw = quarter(w).map(|c| -c); // ∂ω/∂θ = −Jω
+                g[j] += dot2(dw, sym_mul(b, d)) / l;
+                // ∂²ω/∂θ² = −ω.
+                diag[j] += (dot2(dw, sym_mul(b, dw)) - dot2(w, sym_mul(b, d))) / l;
+            }
+            let mt = theta[i] - theta[i - 1];
+            g[i] += 2.0 * self.beta * mt / l;
+            g[i - 1] -= 2.0 * self.beta * mt / l;
+            diag[i] += 2.0 * self.beta / l;
+            diag[i - 1] += 2.0 * self.beta / l;
+            off[i - 1] -= 2.0 * self.beta / l;
+        }
+        (g, diag, off)
+    }
+
+    /// The quasistatic material frame (Bergou 2008 eq. 4): Newton on the free θ (the ends
+    /// with `clamped` true keep theirs) with the tridiagonal Hessian and a backtracking line
+    /// search, from `theta`. Returns the iterations, or None if it did not reach
+    /// |∂E/∂θ| < `tol` [J/rad] in `max_iter`.
+    pub fn solve(
+        &self,
+        theta: &mut [f64],
+        clamped: (bool, bool),
+        tol: f64,
+        max_iter: usize,
+    ) -> Option<usize> {
+        let m = theta.len();
+        let free = |j: usize| !((j == 0 && clamped.0) || (j == m - 1 && clamped.1));
+        for it in 0..max_iter {
+            let (mut g, mut d, mut o) = self.derivatives(theta);
+            for j in 0..m {
+                if !free(j) {
+                    g[j] = 0.0;
+                    d[j] = 1.0;
+                    if j > 0 {
+                        o[j - 1] = 0.0;
+                    }
+                    if j < m - 1 {
+                        o[j] = 0.0;
+                    }
+                }
+            }
+            if g.iter().map(|x| x.abs()).fold(0.0, f64::max) < tol {
+                return Some(it);
+            }
+            // Thomas algorithm on H δ = −g (H is positive definite near a minimum; a
+            // non-positive pivot falls back to gradient descent scaled by the diagonal).
+            let mut c = vec![0.0; m];
+            let mut r = vec![0.0; m];
+            let mut ok = true;
+            for j in 0..m {
+                let denom = d[j] - if j > 0 { o[j - 1] * c[j - 1] } else { 0.0 };
+                if denom <= 0.0 {
+                    ok = false;
+                    break;
+                }
+                c[j] = if j < m - 1 { o[j] / denom } else { 0.0 };
+                r[j] = (-g[j] - if j > 0 { o[j - 1] * r[j - 1] } else { 0.0 }) / denom;
+            }
+            let step: Vec<f64> = if ok {
+                for j in (0..m - 1).rev() {
+                    r[j] -= c[j] * r[j + 1];
+                }
+                r
+            } else {
+                (0..m).map(|j| -g[j] / d[j].abs().max(1e-12)).collect()
+            };
+            let e0 = self.energy(theta);
+            let mut a = 1.0;
+            loop {
+                let trial: Vec<f64> = (0..m).map(|j| theta[j] + a * step[j]).collect();
+                if self.energy(&trial) <= e0 || a < 1e-8 {
+                    theta.copy_from_slice(&trial);
+                    break;
+                }
+                a *= 0.5;
+            }
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +419,112 @@ mod tests {
             let (_, _, hp) = stretch(&e, rest, ks, true);
             assert!(hp.symmetric_eigenvalues().min() > -1e-12);
         }
+    }
+
+    /// A random curved polyline of `n + 2` vertices and its problem data.
+    fn random_problem(r: &mut Rng, n: usize, isotropic: bool) -> TwistProblem {
+        let mut x = vec![Vec3::zeros()];
+        let mut dir = Vec3::new(1.0, 0.0, 0.0);
+        for _ in 0..n + 1 {
+            dir = (dir + 0.5 * r.v()).normalize();
+            let last = *x.last().expect("non-empty");
+            x.push(last + dir * (0.08 + 0.02 * r.f()));
+        }
+        let rest: Vec<Vec3> = x.iter().map(|p| p * 1.01).collect();
+        let stiffness = (0..=n)
+            .map(|_| {
+                if isotropic {
+                    [2.0, 0.0, 2.0]
+                } else {
+                    // Random SPD: a = 2 ± 1, c = 2 ± 1, |b| < 0.5.
+                    [2.0 + r.f(), 0.5 * r.f(), 2.0 + r.f()]
+                }
+            })
+            .collect();
+        let rest_curvature = (0..n)
+            .map(|_| {
+                if isotropic {
+                    [[0.0; 2]; 2]
+                } else {
+                    [[0.3 * r.f(), 0.3 * r.f()], [0.3 * r.f(), 0.3 * r.f()]]
+                }
+            })
+            .collect();
+        TwistProblem::new(&x, &r.v(), &rest, stiffness, rest_curvature, 1.3)
+    }
+
+    /// U6: the θ gradient (eq. 7) against finite differences of the energy, and the
+    /// tridiagonal Hessian against finite differences of the gradient (every other entry 0).
+    #[test]
+    fn twist_gradient_and_tridiagonal_hessian_match_finite_differences() {
+        let mut r = Rng(21);
+        for _ in 0..20 {
+            let p = random_problem(&mut r, 12, false);
+            let theta: Vec<f64> = (0..13).map(|_| 2.0 * r.f()).collect();
+            let (g, d, o) = p.derivatives(&theta);
+            let h = 1e-6;
+            for j in 0..theta.len() {
+                let (mut tp, mut tm) = (theta.clone(), theta.clone());
+                tp[j] += h;
+                tm[j] -= h;
+                let fd = (p.energy(&tp) - p.energy(&tm)) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() < 1e-6 * (1.0 + g[j].abs()),
+                    "g[{j}] {fd} vs {}",
+                    g[j]
+                );
+                let (gp, _, _) = p.derivatives(&tp);
+                let (gm, _, _) = p.derivatives(&tm);
+                for k in 0..theta.len() {
+                    let fdh = (gp[k] - gm[k]) / (2.0 * h);
+                    let want = if k == j {
+                        d[j]
+                    } else if k + 1 == j {
+                        o[k]
+                    } else if k == j + 1 {
+                        o[j]
+                    } else {
+                        0.0
+                    };
+                    assert!(
+                        (fdh - want).abs() < 1e-6 * (1.0 + want.abs()),
+                        "H[{k},{j}] {fdh} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// U5: an isotropic, naturally straight rod clamped at both ends twists uniformly:
+    /// m_i / l̄_i = (θ^n − θ^0) / (2 L̄) with 2 L̄ = Σ l̄_i (Bergou 2008 eq. 5), whatever its
+    /// centerline; an anisotropic, curved rod's free angles end with zero gradient.
+    #[test]
+    fn quasistatic_twist_is_uniform_for_an_isotropic_clamped_rod() {
+        let mut r = Rng(8);
+        let p = random_problem(&mut r, 20, true);
+        // 22 vertices, 21 edges: θ^0 … θ^20.
+        let mut theta = vec![0.0; 21];
+        theta[20] = 7.0; // more than a turn
+        let it = p
+            .solve(&mut theta, (true, true), 1e-10, 50)
+            .expect("converges");
+        let two_l: f64 = p.rest_length.iter().sum();
+        for i in 1..=20 {
+            let rate = (theta[i] - theta[i - 1]) / p.rest_length[i - 1];
+            assert!(
+                (rate - 7.0 / two_l).abs() < 1e-9,
+                "{rate} vs {}",
+                7.0 / two_l
+            );
+        }
+        assert!(it <= 3, "{it} iterations for a quadratic problem");
+        let q = random_problem(&mut r, 20, false);
+        let mut theta = vec![0.0; 21];
+        theta[20] = 3.0;
+        q.solve(&mut theta, (true, false), 1e-10, 50)
+            .expect("converges");
+        let (g, _, _) = q.derivatives(&theta);
+        assert!(g[1..].iter().all(|x| x.abs() < 1e-10));
+        assert_eq!((theta[0], theta[20] != 3.0), (0.0, true));
     }
 }
