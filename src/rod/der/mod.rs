@@ -6,6 +6,8 @@
 //! edges; `v = t × u` for the Bishop frame; `m1 = cos θ u + sin θ v`,
 //! `m2 = −sin θ u + cos θ v`; material curvature `ω = (κb·m2, −κb·m1)`.
 
+pub mod energy;
+
 use crate::math::{Mat3, Vec3, skew};
 
 /// The discrete curvature binormal at the vertex between edges `e0` and `e1` (integrated),
@@ -45,6 +47,17 @@ pub fn parallel_transport(u: &Vec3, t0: &Vec3, t1: &Vec3) -> Vec3 {
     let b = b / s;
     let (n0, n1) = (t0.cross(&b), t1.cross(&b));
     u.dot(t0) * t1 + u.dot(&n0) * n1 + u.dot(&b) * b
+}
+
+/// Gradient of the holonomy ψ_i of the vertex between edges `e0` and `e1` (Bergou 2008
+/// eq. 9): `∇_{i−1}ψ = κb/(2|e0|)`, `∇_{i+1}ψ = −κb/(2|e1|)`, `∇_iψ = −(∇_{i−1} + ∇_{i+1})ψ`.
+/// Moving the centerline rotates the Bishop frame of edge j about `t^j` (right-handed) by
+/// `Σ_{k ≤ j} ∇ψ_k · δx` (eq. 10).
+pub fn holonomy_gradient(e0: &Vec3, e1: &Vec3) -> [Vec3; 3] {
+    let kb = curvature_binormal(e0, e1);
+    let prev = kb / (2.0 * e0.norm());
+    let next = -kb / (2.0 * e1.norm());
+    [prev, -(prev + next), next]
 }
 
 /// The space-parallel (Bishop) frame of a polyline: per edge `(t, u, v)` with `u^0 = u0`
@@ -321,6 +334,118 @@ mod tests {
             assert!(kb.dot(&e0).abs() < 1e-12 * (1.0 + kb.norm()) * e0.norm());
             assert!(kb.dot(&e1).abs() < 1e-12 * (1.0 + kb.norm()) * e1.norm());
             assert!(curvature_binormal(&e0, &(2.5 * e0)).norm() < 1e-15);
+        }
+    }
+
+    /// Rotation of the last Bishop frame of `x` (from `u0` at edge 0) relative to that of
+    /// `base`, carried to the new last tangent by parallel transport in time, measured
+    /// right-handed about the new last tangent [rad].
+    fn last_frame_rotation(base: &[Vec3], x: &[Vec3], u0: &Vec3) -> f64 {
+        let fb = bishop_frames(base, u0);
+        let fx = bishop_frames(x, u0);
+        let (tb, ub, _) = fb[fb.len() - 1];
+        let (tx, ux, _) = fx[fx.len() - 1];
+        let p = parallel_transport(&ub, &tb, &tx);
+        energy::signed_angle(&p, &ux, &tx)
+    }
+
+    /// A bent, non-planar polyline of `n` vertices with unequal edges.
+    fn polyline(r: &mut Rng, n: usize) -> Vec<Vec3> {
+        let mut x = vec![Vec3::zeros()];
+        let mut d = Vec3::new(1.0, 0.0, 0.0);
+        for _ in 1..n {
+            d = (d + 0.5 * r.v()).normalize();
+            let last = x[x.len() - 1];
+            x.push(last + d * (0.8 + 0.4 * r.f().abs()));
+        }
+        x
+    }
+
+    /// U3: the holonomy gradient (eq. 9), summed over the vertices (eq. 10), against central
+    /// differences of the actual rotation of the last Bishop frame, for variations that keep
+    /// edge 0 fixed (relative error < 1e-6).
+    #[test]
+    fn holonomy_gradient_matches_the_bishop_frame_rotation() {
+        let mut r = Rng(5);
+        for _ in 0..20 {
+            let x = polyline(&mut r, 7);
+            let t0 = (x[1] - x[0]).normalize();
+            let u0 = t0.cross(&r.v()).normalize();
+            let mut dx = vec![Vec3::zeros(); x.len()];
+            for d in dx.iter_mut().skip(2) {
+                *d = r.v();
+            }
+            let mut analytic = 0.0;
+            for k in 1..x.len() - 1 {
+                let g = holonomy_gradient(&(x[k] - x[k - 1]), &(x[k + 1] - x[k]));
+                for a in 0..3 {
+                    analytic += g[a].dot(&dx[k - 1 + a]);
+                }
+            }
+            let h = 1e-6;
+            let moved =
+                |s: f64| -> Vec<Vec3> { x.iter().zip(&dx).map(|(p, d)| p + d * s).collect() };
+            let fd = (last_frame_rotation(&x, &moved(h), &u0)
+                - last_frame_rotation(&x, &moved(-h), &u0))
+                / (2.0 * h);
+            assert!(
+                (fd - analytic).abs() <= 1e-6 * analytic.abs().max(1e-3),
+                "holonomy: analytic {analytic} fd {fd}"
+            );
+        }
+    }
+
+    /// U7: the clamped isotropic DER force (§7.1: `F_i = Σ_j −(2α/l̄_j)(∇_i κb_j)ᵀ κb_j +
+    /// β(θ^n − θ^0)/L̄ ∇_i ψ_j`) against central differences of eq. 6, whose twist
+    /// `θ^n − θ^0 = Θ − ΔΨ^n(x)` keeps the clamped end frames fixed, along variations that
+    /// hold the two end edges (relative error < 1e-6).
+    #[test]
+    fn clamped_isotropic_force_matches_finite_differences_of_eq6() {
+        let mut r = Rng(9);
+        let (alpha, beta) = (1.345, 0.789);
+        for _ in 0..10 {
+            let x = polyline(&mut r, 8);
+            let n = x.len();
+            let rest: Vec<f64> = (1..n - 1)
+                .map(|i| (x[i] - x[i - 1]).norm() + (x[i + 1] - x[i]).norm())
+                .collect();
+            let lbar = 0.5 * rest.iter().sum::<f64>();
+            let big_theta = 7.0;
+            let t0 = (x[1] - x[0]).normalize();
+            let u0 = t0.cross(&r.v()).normalize();
+            let energy = |y: &[Vec3]| -> f64 {
+                let mut e = 0.0;
+                for i in 1..n - 1 {
+                    let kb = curvature_binormal(&(y[i] - y[i - 1]), &(y[i + 1] - y[i]));
+                    e += alpha * kb.norm_squared() / rest[i - 1];
+                }
+                let tw = big_theta - last_frame_rotation(&x, y, &u0);
+                e + beta * tw * tw / (2.0 * lbar)
+            };
+            let mut force = vec![Vec3::zeros(); n];
+            for i in 1..n - 1 {
+                let (e0, e1) = (x[i] - x[i - 1], x[i + 1] - x[i]);
+                let kb = curvature_binormal(&e0, &e1);
+                let jac = curvature_binormal_jacobians(&e0, &e1);
+                let hol = holonomy_gradient(&e0, &e1);
+                for a in 0..3 {
+                    force[i - 1 + a] += -(2.0 * alpha / rest[i - 1]) * jac[a].transpose() * kb
+                        + (beta * big_theta / lbar) * hol[a];
+                }
+            }
+            let mut dx = vec![Vec3::zeros(); n];
+            for d in dx.iter_mut().take(n - 2).skip(2) {
+                *d = r.v();
+            }
+            let analytic: f64 = force.iter().zip(&dx).map(|(f, d)| f.dot(d)).sum();
+            let h = 1e-6;
+            let moved =
+                |s: f64| -> Vec<Vec3> { x.iter().zip(&dx).map(|(p, d)| p + d * s).collect() };
+            let fd = -(energy(&moved(h)) - energy(&moved(-h))) / (2.0 * h);
+            assert!(
+                (fd - analytic).abs() <= 1e-6 * analytic.abs().max(1.0),
+                "force: analytic {analytic} fd {fd}"
+            );
         }
     }
 
