@@ -234,6 +234,8 @@ fn objective(
         g: &mut w.g,
         h: if hessian { Some(&mut w.h) } else { None },
         low_rank: if hessian { Some(&mut w.low_rank) } else { None },
+        stride: 6,
+        offset: 0,
     };
     phi += pot.evaluate(x, Some(&mut sink));
     phi += pot.evaluate_frames(q, Some(&mut sink));

@@ -26,6 +26,11 @@ pub struct PotentialSink<'a> {
     pub(crate) g: &'a mut [f64],
     pub(crate) h: Option<&'a mut Banded>,
     pub(crate) low_rank: Option<&'a mut Vec<LowRank>>,
+    /// Unknowns per node in the solver's interleaved vector (6 for the Cosserat rod: position
+    /// and rotation; 4 for DER: position and edge angle).
+    pub(crate) stride: usize,
+    /// Index of node 0's first coordinate (DER puts a held ghost node before a clamped start).
+    pub(crate) offset: usize,
 }
 
 impl<'a> PotentialSink<'a> {
@@ -36,6 +41,8 @@ impl<'a> PotentialSink<'a> {
             g,
             h,
             low_rank: None,
+            stride: 6,
+            offset: 0,
         }
     }
 
@@ -50,6 +57,8 @@ impl<'a> PotentialSink<'a> {
             g,
             h,
             low_rank: Some(low_rank),
+            stride: 6,
+            offset: 0,
         }
     }
 
@@ -86,7 +95,7 @@ impl<'a> PotentialSink<'a> {
     #[inline]
     pub fn add_gradient(&mut self, node: usize, f: &Vec3) {
         for k in 0..3 {
-            self.g[6 * node + k] += f[k];
+            self.g[self.offset + self.stride * node + k] += f[k];
         }
     }
 
@@ -94,6 +103,10 @@ impl<'a> PotentialSink<'a> {
     /// solver's `u ∘ exp_q(δ)`).
     #[inline]
     pub fn add_rotation_gradient(&mut self, e: usize, g: &Vec3) {
+        debug_assert_eq!(
+            self.stride, 6,
+            "rotation unknowns exist in the Cosserat layout only"
+        );
         for k in 0..3 {
             self.g[6 * e + 3 + k] += g[k];
         }
@@ -102,6 +115,10 @@ impl<'a> PotentialSink<'a> {
     /// Add `m` [N m] to the Hessian block of segment `e`'s rotation increment.
     #[inline]
     pub fn add_rotation_hessian(&mut self, e: usize, m: &Mat3) {
+        debug_assert_eq!(
+            self.stride, 6,
+            "rotation unknowns exist in the Cosserat layout only"
+        );
         if let Some(h) = self.h.as_deref_mut() {
             h.add_dense(6 * e + 3, m);
         }
@@ -117,13 +134,17 @@ impl<'a> PotentialSink<'a> {
             return;
         };
         if a == b {
-            h.add_dense(6 * a, m);
+            h.add_dense(self.offset + self.stride * a, m);
         } else {
             assert!(
                 a == b + 1,
                 "node potential couples nodes {a} and {b}: not banded"
             );
-            h.add_block3(6 * a, 6 * b, m);
+            h.add_block3(
+                self.offset + self.stride * a,
+                self.offset + self.stride * b,
+                m,
+            );
         }
     }
 }

@@ -7,6 +7,9 @@
 //! `m2 = −sin θ u + cos θ v`; material curvature `ω = (κb·m2, −κb·m1)`.
 
 pub mod energy;
+pub mod rod;
+
+pub use rod::DerRod;
 
 use crate::math::{Mat3, Vec3, skew};
 

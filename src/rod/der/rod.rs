@@ -1,0 +1,1035 @@
+//! The DER rod with the fully implicit scheme of the IMC thesis (Choi 2021 §3.1, digest
+//! B1/F1): unknowns `q = [x_0, θ_0, x_1, θ_1, …, θ_{M−1}, x_M]` (4 per node, interleaved, so
+//! every energy couples indices at most 10 apart and the Newton system is banded), backward
+//! Euler as the minimisation of the incremental potential
+//!
+//!   Φ(q) = Σ_i m_i/(2h²)|x_i − x̃_i|² + Σ_j I_j/(2h²)(θ_j − θ̃_j)² + E_s + E_b + E_t
+//!          − Σ m_i g·x_i − F·x_end + (external potentials: contact, obstacles)
+//!
+//! (IMC eq. 3.6 is its stationarity condition), Newton with a banded `L D Lᵀ` solve, Marquardt
+//! shifts when the Hessian is indefinite, Woodbury for self-contact's far couplings and a
+//! backtracking line search. Reference frames are carried by parallel transport in time from
+//! iterate to iterate (digest A2 "reference-frame variant") with the reference twist in τ.
+//!
+//! Clamped ends (cosserat's clamp, digest-cosserat B.11 item 11): the held frame sits at the
+//! rod's end node, so the clamp is a *ghost edge* of rest length `l` outside the rod, held
+//! with its angle. The first bending vertex is the end node itself, with a Voronoi length of
+//! `l/2` (the turning angle from the clamp's tangent at s = 0 to edge 0's at s = l/2), so a
+//! clamped–clamped twist has exactly `GJ φ²/(2L)` and a tip load's deflection converges at
+//! second order. Ghost nodes are hidden from [`DerRod::positions`] and from contact.
+
+use super::energy::{self, EdgePair, VertexStiffness};
+use super::{parallel_transport, stretch};
+use crate::math::{E3, Mat3, Quat, Vec3};
+use crate::rod::banded::Banded;
+use crate::rod::cosserat::{
+    CosseratConfig, CosseratError, CosseratParams, CosseratReport, Drive, EndCondition, LowRank,
+    MAX_POTENTIAL_RETRIES, NoPotential, NodePotential, PotentialSink,
+};
+
+/// Relative force residual at which a Newton solve has converged (as the Cosserat solver).
+const RESIDUAL_TOLERANCE: f64 = 1e-9;
+
+/// Half-bandwidth of the Newton system: a vertex couples 11 consecutive unknowns.
+const BAND: usize = 10;
+
+/// Scratch space, allocated once.
+#[derive(Clone, Debug)]
+struct Work {
+    h: Banded,
+    chol: Banded,
+    g: Vec<f64>,
+    dz: Vec<f64>,
+    x_prev: Vec<Vec3>,
+    theta_prev: Vec<f64>,
+    a1_prev: Vec<Vec3>,
+    mref_prev: Vec<f64>,
+    x_pred: Vec<Vec3>,
+    theta_pred: Vec<f64>,
+    x_trial: Vec<Vec3>,
+    theta_trial: Vec<f64>,
+    a1_trial: Vec<Vec3>,
+    mref_trial: Vec<f64>,
+    low_rank: Vec<LowRank>,
+    wb_y: Vec<f64>,
+    v_start: Vec<Vec3>,
+    omega_start: Vec<f64>,
+}
+
+/// A Discrete Elastic Rod: state, parameters, held ends and solver settings. The material,
+/// loads and boundary conditions are those of the Cosserat rod ([`CosseratParams`],
+/// [`Drive`], [`EndCondition`]), so a scene runs either model unchanged.
+#[derive(Clone, Debug)]
+pub struct DerRod {
+    /// Material and discretisation (stretch `EA` = `stretch_stiffness.z`; bending
+    /// `bend_stiffness.x, .y`; twisting `bend_stiffness.z`; natural curvature and twist
+    /// `rest_darboux`, mapped to DER's κ̄ = (Ω̂₂, −Ω̂₁) L, τ̄ = Ω̂₃ L).
+    pub params: CosseratParams,
+    /// Start (s = 0) and end (s = L) conditions.
+    pub ends: (EndCondition, EndCondition),
+    /// Solver settings (`method` and `integrator` are ignored: DER is stepped by backward
+    /// Euler and Newton).
+    pub config: CosseratConfig,
+    /// All nodes, ghosts included [m].
+    x: Vec<Vec3>,
+    /// Node velocities [m/s].
+    v: Vec<Vec3>,
+    /// Edge angles from the reference frame [rad].
+    theta: Vec<f64>,
+    /// Edge angle rates [rad/s].
+    omega: Vec<f64>,
+    /// Reference director `a1` per edge (unit, ⟂ its edge).
+    a1: Vec<Vec3>,
+    /// Reference twist per vertex (vertex k joins edges k and k+1) [rad], unwrapped.
+    mref: Vec<f64>,
+    /// Rest edge lengths [m].
+    rest: Vec<f64>,
+    /// Elastic constants per vertex.
+    stiff: Vec<VertexStiffness>,
+    /// Lumped node masses [kg] (ghosts: 0).
+    mass: Vec<f64>,
+    /// Rotational inertia of each edge about its tangent `ρ J |ē|` [kg m²].
+    inertia: Vec<f64>,
+    /// Index of the rod's node 0 among all nodes (1 after a start ghost).
+    first: usize,
+    work: Work,
+}
+
+/// Index of node `i`'s first coordinate.
+#[inline]
+fn xi(i: usize) -> usize {
+    4 * i
+}
+
+/// Index of edge `e`'s angle.
+#[inline]
+fn ti(e: usize) -> usize {
+    4 * e + 3
+}
+
+/// The material frame `(m1, m2)` of an edge with reference director `a1`, tangent `t`, angle θ.
+#[inline]
+fn material(a1: &Vec3, t: &Vec3, theta: f64) -> (Vec3, Vec3) {
+    let a2 = t.cross(a1);
+    let (s, c) = theta.sin_cos();
+    (c * a1 + s * a2, -s * a1 + c * a2)
+}
+
+/// Carry reference frames from the configuration `x0` (directors `a0`, reference twists
+/// `m0`) to `x`: each director by parallel transport in time from its old tangent to the new
+/// (digest A2), each reference twist recomputed and unwrapped next to its old value.
+fn transport(x0: &[Vec3], a0: &[Vec3], m0: &[f64], x: &[Vec3], a: &mut [Vec3], m: &mut [f64]) {
+    for e in 0..a.len() {
+        let t0 = (x0[e + 1] - x0[e]).normalize();
+        let t = (x[e + 1] - x[e]).normalize();
+        let p = parallel_transport(&a0[e], &t0, &t);
+        a[e] = (p - t * t.dot(&p)).normalize();
+    }
+    for k in 0..m.len() {
+        let te = (x[k + 1] - x[k]).normalize();
+        let tf = (x[k + 2] - x[k + 1]).normalize();
+        m[k] = energy::reference_twist(&a[k], &te, &a[k + 1], &tf, m0[k]);
+    }
+}
+
+impl DerRod {
+    /// A rod at rest in the given configuration: `positions` (N+1 nodes) and the material
+    /// `frames` of its N segments (d3 along the segment). The rest shape is straight with the
+    /// scene's natural curvature `params.rest_darboux`, and rest edge lengths `L/N`.
+    ///
+    /// # Panics
+    /// On inconsistent sizes (programming errors; scenes are validated first).
+    pub fn new(
+        params: CosseratParams,
+        ends: (EndCondition, EndCondition),
+        config: CosseratConfig,
+        positions: Vec<Vec3>,
+        frames: Vec<Quat>,
+    ) -> Self {
+        let n = frames.len();
+        assert!(n >= 1 && positions.len() == n + 1 && params.segments == n);
+        let l = params.segment_length;
+        let start_ghost = ends.0 == EndCondition::Clamped;
+        let end_ghost = ends.1 == EndCondition::Clamped;
+        let first = usize::from(start_ghost);
+        let mut x = Vec::with_capacity(n + 3);
+        let mut fr = Vec::with_capacity(n + 2);
+        if start_ghost {
+            x.push(positions[0] - (frames[0] * E3) * l);
+            fr.push(frames[0]);
+        }
+        x.extend_from_slice(&positions);
+        fr.extend_from_slice(&frames);
+        if end_ghost {
+            x.push(positions[n] + (frames[n - 1] * E3) * l);
+            fr.push(frames[n - 1]);
+        }
+        let nodes = x.len();
+        let edges = nodes - 1;
+        let a1: Vec<Vec3> = (0..edges)
+            .map(|e| {
+                let t = (x[e + 1] - x[e]).normalize();
+                let d1 = fr[e] * Vec3::x();
+                let p = d1 - t * t.dot(&d1);
+                if p.norm() > 1e-6 {
+                    p.normalize()
+                } else {
+                    crate::math::any_perpendicular(&t)
+                }
+            })
+            .collect();
+        let mut mref = vec![0.0; edges - 1];
+        for k in 0..edges - 1 {
+            let te = (x[k + 1] - x[k]).normalize();
+            let tf = (x[k + 2] - x[k + 1]).normalize();
+            mref[k] = energy::reference_twist(&a1[k], &te, &a1[k + 1], &tf, 0.0);
+        }
+        // θ: the material frame's d1 against the reference director (0 unless the frames
+        // are not adapted to the centerline).
+        let theta: Vec<f64> = (0..edges)
+            .map(|e| {
+                let t = (x[e + 1] - x[e]).normalize();
+                energy::signed_angle(&a1[e], &(fr[e] * Vec3::x()), &t)
+            })
+            .collect();
+        let rest = vec![l; edges];
+        let (bx, by, gj) = (
+            params.bend_stiffness.x,
+            params.bend_stiffness.y,
+            params.bend_stiffness.z,
+        );
+        let om = params.rest_darboux;
+        let ghost = |e: usize| (start_ghost && e == 0) || (end_ghost && e == edges - 1);
+        // Voronoi length of a vertex: half of each adjacent edge of the rod. A ghost edge
+        // contributes nothing: the clamp vertex covers [0, l/2], where its turning angle (from
+        // the clamp's tangent at s = 0 to edge 0's at s = l/2) lives.
+        let voronoi = |k: usize| {
+            0.5 * (if ghost(k) { 0.0 } else { rest[k] }
+                + if ghost(k + 1) { 0.0 } else { rest[k + 1] })
+        };
+        let stiff = (0..edges - 1)
+            .map(|k| {
+                let lv = voronoi(k);
+                VertexStiffness {
+                    // κ1 (toward m1) bends about d2: EI₂ = C^Ω.y; κ2 about d1: C^Ω.x.
+                    bend: [by, bx],
+                    twist: gj,
+                    rest_curvature: [om.y * lv, -om.x * lv],
+                    rest_twist: om.z * lv,
+                    voronoi: lv,
+                }
+            })
+            .collect();
+        let ml = params.linear_density * l;
+        let mut mass = vec![0.0; nodes];
+        for (k, m) in mass.iter_mut().skip(first).take(n + 1).enumerate() {
+            *m = if k == 0 || k == n { 0.5 * ml } else { ml };
+        }
+        let inertia = vec![params.rotational_density.z * l; edges];
+        let dofs = 4 * nodes - 1;
+        let work = Work {
+            h: Banded::new(dofs, BAND),
+            chol: Banded::new(dofs, BAND),
+            g: vec![0.0; dofs],
+            dz: vec![0.0; dofs],
+            x_prev: x.clone(),
+            theta_prev: theta.clone(),
+            a1_prev: a1.clone(),
+            mref_prev: mref.clone(),
+            x_pred: x.clone(),
+            theta_pred: theta.clone(),
+            x_trial: x.clone(),
+            theta_trial: theta.clone(),
+            a1_trial: a1.clone(),
+            mref_trial: mref.clone(),
+            low_rank: Vec::new(),
+            wb_y: Vec::new(),
+            v_start: vec![Vec3::zeros(); nodes],
+            omega_start: vec![0.0; edges],
+        };
+        DerRod {
+            params,
+            ends,
+            config,
+            v: vec![Vec3::zeros(); nodes],
+            omega: vec![0.0; edges],
+            x,
+            theta,
+            a1,
+            mref,
+            rest,
+            stiff,
+            mass,
+            inertia,
+            first,
+            work,
+        }
+    }
+
+    /// A straight rod from `start` along the frame's d3, material d1 along the frame's d1.
+    pub fn straight(
+        params: CosseratParams,
+        ends: (EndCondition, EndCondition),
+        config: CosseratConfig,
+        start: Vec3,
+        frame: Mat3,
+    ) -> Self {
+        let n = params.segments;
+        let l = params.segment_length;
+        let t = frame * E3;
+        let x = (0..=n).map(|i| start + t * (l * i as f64)).collect();
+        DerRod::new(params, ends, config, x, vec![Quat::from_matrix(&frame); n])
+    }
+
+    /// Make the current configuration the rest shape: rest edge lengths, and natural
+    /// curvature and twist per vertex (Bergou 2008 Algorithm 1 step 1: ω̄ from the rest
+    /// shape). Used for rods authored in a shape, and by the sag-free optimiser.
+    pub fn set_rest_to_current(&mut self) {
+        let edges = self.x.len() - 1;
+        for e in 0..edges {
+            self.rest[e] = (self.x[e + 1] - self.x[e]).norm();
+        }
+        for k in 0..edges - 1 {
+            let (e, f) = (self.x[k + 1] - self.x[k], self.x[k + 2] - self.x[k + 1]);
+            let (te, tf) = (e.normalize(), f.normalize());
+            let (m1e, m2e) = material(&self.a1[k], &te, self.theta[k]);
+            let (m1f, m2f) = material(&self.a1[k + 1], &tf, self.theta[k + 1]);
+            let pair = EdgePair { m1e, m2e, m1f, m2f };
+            let ghost = |e: usize| {
+                (self.ends.0 == EndCondition::Clamped && e == 0)
+                    || (self.ends.1 == EndCondition::Clamped && e == edges - 1)
+            };
+            let lv = 0.5
+                * (if ghost(k) { 0.0 } else { self.rest[k] }
+                    + if ghost(k + 1) { 0.0 } else { self.rest[k + 1] });
+            let s = &mut self.stiff[k];
+            s.voronoi = lv;
+            s.rest_curvature = energy::curvature(&e, &f, &pair);
+            s.rest_twist = self.theta[k + 1] - self.theta[k] + self.mref[k];
+        }
+    }
+
+    /// Segments N (of the rod, ghosts excluded).
+    pub fn segments(&self) -> usize {
+        self.params.segments
+    }
+
+    /// Node positions [m] (N+1; ghosts excluded).
+    pub fn positions(&self) -> &[Vec3] {
+        &self.x[self.first..self.first + self.params.segments + 1]
+    }
+
+    /// Node velocities [m/s].
+    pub fn velocities(&self) -> &[Vec3] {
+        &self.v[self.first..self.first + self.params.segments + 1]
+    }
+
+    /// Edge angles θ from the reference frames [rad] (N).
+    pub fn angles(&self) -> &[f64] {
+        &self.theta[self.first..self.first + self.params.segments]
+    }
+
+    /// Reference twist per vertex [rad], ghost vertices included.
+    pub fn reference_twists(&self) -> &[f64] {
+        &self.mref
+    }
+
+    /// Material frame of segment `e` (columns m1, m2, t).
+    pub fn frame(&self, e: usize) -> Mat3 {
+        let k = self.first + e;
+        let t = (self.x[k + 1] - self.x[k]).normalize();
+        let (m1, m2) = material(&self.a1[k], &t, self.theta[k]);
+        Mat3::from_columns(&[m1, m2, t])
+    }
+
+    /// Material frames of the N segments as unit quaternions (body to world).
+    pub fn frames_into(&self, out: &mut Vec<Quat>) {
+        for e in 0..self.params.segments {
+            let r = self.frame(e);
+            out.push(Quat::from_rotation_matrix(
+                &nalgebra::Rotation3::from_matrix_unchecked(r),
+            ));
+        }
+    }
+
+    /// Material direction d1 per segment.
+    pub fn directors(&self) -> Vec<Vec3> {
+        (0..self.params.segments)
+            .map(|e| self.frame(e).column(0).into_owned())
+            .collect()
+    }
+
+    /// Integrated material curvature (κ1, κ2) and twist τ per vertex, ghost vertices included.
+    pub fn strains(&self) -> Vec<([f64; 2], f64)> {
+        let edges = self.x.len() - 1;
+        (0..edges - 1)
+            .map(|k| {
+                let (e, f) = (self.x[k + 1] - self.x[k], self.x[k + 2] - self.x[k + 1]);
+                let (te, tf) = (e.normalize(), f.normalize());
+                let (m1e, m2e) = material(&self.a1[k], &te, self.theta[k]);
+                let (m1f, m2f) = material(&self.a1[k + 1], &tf, self.theta[k + 1]);
+                let kappa = energy::curvature(&e, &f, &EdgePair { m1e, m2e, m1f, m2f });
+                (kappa, self.theta[k + 1] - self.theta[k] + self.mref[k])
+            })
+            .collect()
+    }
+
+    /// Largest pointwise bending curvature `|κ|/L` over the vertices [1/m].
+    pub fn max_curvature(&self) -> f64 {
+        self.strains()
+            .iter()
+            .zip(&self.stiff)
+            .map(|((k, _), s)| (k[0] * k[0] + k[1] * k[1]).sqrt() / s.voronoi)
+            .fold(0.0, f64::max)
+    }
+
+    /// Stretching and bending-plus-twisting energies [J].
+    pub fn elastic_energy(&self) -> (f64, f64) {
+        let ea = self.params.stretch_stiffness.z;
+        let mut se = 0.0;
+        for e in 0..self.x.len() - 1 {
+            se += stretch(&(self.x[e + 1] - self.x[e]), self.rest[e], ea, false).0;
+        }
+        let mut bt = 0.0;
+        for ((kappa, tau), s) in self.strains().iter().zip(&self.stiff) {
+            let d = [
+                kappa[0] - s.rest_curvature[0],
+                kappa[1] - s.rest_curvature[1],
+            ];
+            let dt = tau - s.rest_twist;
+            bt += 0.5 / s.voronoi * (s.bend[0] * d[0] * d[0] + s.bend[1] * d[1] * d[1])
+                + 0.5 / s.voronoi * s.twist * dt * dt;
+        }
+        (se, bt)
+    }
+
+    /// Kinetic energy, translational and of the edges' spin [J].
+    pub fn kinetic_energy(&self) -> f64 {
+        let t: f64 = self
+            .mass
+            .iter()
+            .zip(&self.v)
+            .map(|(m, v)| 0.5 * m * v.norm_squared())
+            .sum();
+        let r: f64 = self
+            .inertia
+            .iter()
+            .zip(&self.omega)
+            .map(|(i, w)| 0.5 * i * w * w)
+            .sum();
+        t + r
+    }
+
+    /// The report fields that describe the state.
+    pub fn measure(&self, gravity: &Vec3, report: &mut CosseratReport) {
+        let (se, bt) = self.elastic_energy();
+        report.stretch_energy = se;
+        report.bend_energy = bt;
+        report.kinetic_energy = self.kinetic_energy();
+        report.gravity_energy = -self
+            .mass
+            .iter()
+            .zip(&self.x)
+            .map(|(m, x)| m * gravity.dot(x))
+            .sum::<f64>();
+        report.max_stretch = (0..self.x.len() - 1)
+            .map(|e| ((self.x[e + 1] - self.x[e]).norm() / self.rest[e] - 1.0).abs())
+            .fold(0.0, f64::max);
+    }
+
+    /// Force scale for relative residuals [N]: weight, end loads and `EI/L²`.
+    fn force_scale(&self, d: &Drive) -> f64 {
+        let p = &self.params;
+        let len = p.length();
+        let weight = p.linear_density * len * d.gravity.norm();
+        let loads = d.start_force.norm()
+            + d.end_force.norm()
+            + (d.start_torque.norm() + d.end_torque.norm()) / len;
+        weight + loads + p.bend_stiffness.x.min(p.bend_stiffness.y) / (len * len)
+    }
+
+    /// Advance by `h` [s] to the targets and loads of `drive` (at the step's end).
+    pub fn step(&mut self, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+        self.step_with(h, drive, &mut NoPotential)
+    }
+
+    /// [`DerRod::step`] with an external potential on the node positions (contact), which
+    /// may ask for re-solves from the step's start (at most [`MAX_POTENTIAL_RETRIES`]).
+    pub fn step_with(
+        &mut self,
+        h: f64,
+        drive: &Drive,
+        pot: &mut dyn NodePotential,
+    ) -> Result<CosseratReport, CosseratError> {
+        self.work.v_start.copy_from_slice(&self.v);
+        self.work.omega_start.copy_from_slice(&self.omega);
+        let mut retries = 0;
+        loop {
+            let (a, b) = (self.first, self.first + self.params.segments + 1);
+            pot.begin(&self.x[a..b], Some(h));
+            match self.implicit_step(h, drive, pot) {
+                Err(e) => return Err(e),
+                Ok(mut rep) => {
+                    if pot.accept(&self.x[a..b]) || retries == MAX_POTENTIAL_RETRIES {
+                        rep.retries = retries;
+                        rep.external_energy = pot.evaluate(&self.x[a..b], None);
+                        return Ok(rep);
+                    }
+                    retries += 1;
+                    self.restore();
+                    self.v.copy_from_slice(&self.work.v_start);
+                    self.omega.copy_from_slice(&self.work.omega_start);
+                }
+            }
+        }
+    }
+
+    /// Static equilibrium under `drive` from the current state (velocities zeroed).
+    pub fn equilibrate(&mut self, drive: &Drive) -> Result<CosseratReport, CosseratError> {
+        self.equilibrate_with(drive, &mut NoPotential)
+    }
+
+    /// [`DerRod::equilibrate`] with an external potential, re-solved while its lagged
+    /// quantities change by more than 1 % (as the Cosserat rod).
+    pub fn equilibrate_with(
+        &mut self,
+        drive: &Drive,
+        pot: &mut dyn NodePotential,
+    ) -> Result<CosseratReport, CosseratError> {
+        let (a, b) = (self.first, self.first + self.params.segments + 1);
+        pot.begin(&self.x[a..b], None);
+        let mut retries = 0;
+        let mut iterations = 0;
+        loop {
+            self.save();
+            self.impose(drive);
+            let mut rep = CosseratReport::default();
+            let cap = self.config.max_iterations.max(500);
+            if let Err(e) = self.newton(None, drive, cap, &mut rep, pot) {
+                self.restore();
+                return Err(e);
+            }
+            iterations += rep.iterations;
+            self.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+            self.omega.iter_mut().for_each(|w| *w = 0.0);
+            self.measure(&drive.gravity, &mut rep);
+            let accepted = pot.accept(&self.x[a..b]);
+            let change = pot.relag(&self.x[a..b]);
+            if (accepted && change < 0.01) || retries == MAX_POTENTIAL_RETRIES {
+                rep.iterations = iterations;
+                rep.retries = retries;
+                rep.external_energy = pot.evaluate(&self.x[a..b], None);
+                return Ok(rep);
+            }
+            retries += 1;
+        }
+    }
+
+    fn save(&mut self) {
+        let w = &mut self.work;
+        w.x_prev.copy_from_slice(&self.x);
+        w.theta_prev.copy_from_slice(&self.theta);
+        w.a1_prev.copy_from_slice(&self.a1);
+        w.mref_prev.copy_from_slice(&self.mref);
+    }
+
+    fn restore(&mut self) {
+        let w = &self.work;
+        self.x.copy_from_slice(&w.x_prev);
+        self.theta.copy_from_slice(&w.theta_prev);
+        self.a1.copy_from_slice(&w.a1_prev);
+        self.mref.copy_from_slice(&w.mref_prev);
+    }
+
+    /// Move the held nodes (and the ghost edges' angles) to the drive's targets, carrying
+    /// the reference frames along.
+    fn impose(&mut self, d: &Drive) {
+        let n = self.params.segments;
+        let l = self.params.segment_length;
+        let (f, last) = (self.first, self.first + n);
+        let old = self.x.clone();
+        match self.ends.0 {
+            EndCondition::Free => {}
+            EndCondition::Pinned => self.x[f] = d.start.position,
+            EndCondition::Clamped => {
+                self.x[f] = d.start.position;
+                self.x[f - 1] = d.start.position - (d.start.rotation * E3) * l;
+            }
+        }
+        match self.ends.1 {
+            EndCondition::Free => {}
+            EndCondition::Pinned => self.x[last] = d.end.position,
+            EndCondition::Clamped => {
+                self.x[last] = d.end.position;
+                self.x[last + 1] = d.end.position + (d.end.rotation * E3) * l;
+            }
+        }
+        let (a0, m0) = (self.a1.clone(), self.mref.clone());
+        transport(&old, &a0, &m0, &self.x, &mut self.a1, &mut self.mref);
+        // Ghost edge angles: the held d1 against the transported reference director.
+        if self.ends.0 == EndCondition::Clamped {
+            let t = (self.x[f] - self.x[f - 1]).normalize();
+            let a = energy::signed_angle(&self.a1[f - 1], &(d.start.rotation * Vec3::x()), &t);
+            self.theta[f - 1] = energy::unwrap_near(a, self.theta[f - 1]);
+        }
+        if self.ends.1 == EndCondition::Clamped {
+            let t = (self.x[last + 1] - self.x[last]).normalize();
+            let a = energy::signed_angle(&self.a1[last], &(d.end.rotation * Vec3::x()), &t);
+            self.theta[last] = energy::unwrap_near(a, self.theta[last]);
+        }
+    }
+
+    /// One backward-Euler step of `h` [s].
+    fn implicit_step(
+        &mut self,
+        h: f64,
+        drive: &Drive,
+        pot: &dyn NodePotential,
+    ) -> Result<CosseratReport, CosseratError> {
+        self.save();
+        {
+            let w = &mut self.work;
+            for i in 0..self.x.len() {
+                w.x_pred[i] = self.x[i] + self.v[i] * h;
+            }
+            for e in 0..self.theta.len() {
+                w.theta_pred[e] = self.theta[e] + self.omega[e] * h;
+            }
+        }
+        // Warm start at the inertial prediction unless it passes into an obstacle.
+        let (a, b) = (self.first, self.first + self.params.segments + 1);
+        let into_obstacle =
+            pot.limits_steps() && pot.max_step(&self.x[a..b], &self.work.x_pred[a..b]) < 1.0;
+        if !into_obstacle {
+            let old = self.x.clone();
+            self.x.copy_from_slice(&self.work.x_pred);
+            self.theta.copy_from_slice(&self.work.theta_pred);
+            let (a0, m0) = (self.a1.clone(), self.mref.clone());
+            transport(&old, &a0, &m0, &self.x, &mut self.a1, &mut self.mref);
+        }
+        self.impose(drive);
+        let mut report = CosseratReport::default();
+        let cap = self.config.max_iterations;
+        if let Err(e) = self.newton(Some(h), drive, cap, &mut report, pot) {
+            self.restore();
+            return Err(e);
+        }
+        let w = &self.work;
+        for i in 0..self.x.len() {
+            self.v[i] = (self.x[i] - w.x_prev[i]) / h;
+        }
+        for e in 0..self.theta.len() {
+            self.omega[e] = (self.theta[e] - w.theta_prev[e]) / h;
+        }
+        self.measure(&drive.gravity, &mut report);
+        Ok(report)
+    }
+
+    /// Φ at the current state (or the trial state) with its gradient and, with `hessian`,
+    /// its banded Hessian. Trial frames are carried from the current state.
+    #[allow(clippy::needless_range_loop)] // node, edge and vertex indices address several arrays
+    fn objective(
+        &mut self,
+        trial: bool,
+        h: Option<f64>,
+        drive: &Drive,
+        hessian: bool,
+        pot: &dyn NodePotential,
+    ) -> f64 {
+        if trial {
+            let w = &mut self.work;
+            transport(
+                &self.x,
+                &self.a1,
+                &self.mref,
+                &w.x_trial,
+                &mut w.a1_trial,
+                &mut w.mref_trial,
+            );
+        }
+        let n = self.params.segments;
+        let (f, last) = (self.first, self.first + n);
+        let ea = self.params.stretch_stiffness.z;
+        let w = &mut self.work;
+        let (x, theta, a1, mref) = if trial {
+            (&w.x_trial, &w.theta_trial, &w.a1_trial, &w.mref_trial)
+        } else {
+            (&self.x, &self.theta, &self.a1, &self.mref)
+        };
+        if hessian {
+            w.h.clear();
+        }
+        w.g.iter_mut().for_each(|v| *v = 0.0);
+        let mut phi = 0.0;
+        let nodes = x.len();
+        let edges = nodes - 1;
+        // Nodes: inertia, mass damping, gravity, end forces.
+        for i in 0..nodes {
+            let m = self.mass[i];
+            let mut f_ext = m * drive.gravity;
+            if i == f {
+                f_ext += drive.start_force;
+            }
+            if i == last {
+                f_ext += drive.end_force;
+            }
+            phi -= f_ext.dot(&x[i]);
+            let mut grad = -f_ext;
+            let mut diag = 0.0;
+            if let Some(h) = h {
+                let wi = m / (h * h);
+                let dx = x[i] - w.x_pred[i];
+                phi += 0.5 * wi * dx.norm_squared();
+                grad += dx * wi;
+                diag += wi;
+                if self.params.mass_damping > 0.0 {
+                    let wd = self.params.mass_damping * m / h;
+                    let dv = x[i] - w.x_prev[i];
+                    phi += 0.5 * wd * dv.norm_squared();
+                    grad += dv * wd;
+                    diag += wd;
+                }
+            }
+            for k in 0..3 {
+                w.g[xi(i) + k] += grad[k];
+                if hessian && diag != 0.0 {
+                    w.h.add_diagonal(xi(i) + k, diag);
+                }
+            }
+        }
+        // Edges: stretching and spin inertia.
+        for e in 0..edges {
+            let ev = x[e + 1] - x[e];
+            let (v, g3, h3) = stretch(&ev, self.rest[e], ea, false);
+            phi += v;
+            for k in 0..3 {
+                w.g[xi(e) + k] -= g3[k];
+                w.g[xi(e + 1) + k] += g3[k];
+            }
+            if hessian {
+                w.h.add_dense(xi(e), &h3);
+                w.h.add_dense(xi(e + 1), &h3);
+                w.h.add_block3(xi(e + 1), xi(e), &(-h3));
+            }
+            if let Some(h) = h {
+                let wi = self.inertia[e] / (h * h);
+                let d = theta[e] - w.theta_pred[e];
+                phi += 0.5 * wi * d * d;
+                w.g[ti(e)] += wi * d;
+                if hessian {
+                    w.h.add_diagonal(ti(e), wi);
+                }
+            }
+        }
+        // Vertices: bending and twisting.
+        for k in 0..edges - 1 {
+            let (ev, fv) = (x[k + 1] - x[k], x[k + 2] - x[k + 1]);
+            let (te, tf) = (ev.normalize(), fv.normalize());
+            let (m1e, m2e) = material(&a1[k], &te, theta[k]);
+            let (m1f, m2f) = material(&a1[k + 1], &tf, theta[k + 1]);
+            let pair = EdgePair { m1e, m2e, m1f, m2f };
+            let tau = theta[k + 1] - theta[k] + mref[k];
+            let (v, g11, h11) = energy::bend_twist(&ev, &fv, &pair, tau, &self.stiff[k], hessian);
+            phi += v;
+            for a in 0..11 {
+                w.g[xi(k) + a] += g11[a];
+            }
+            if hessian {
+                w.h.add_dense::<11>(xi(k), &h11);
+            }
+        }
+        // Dead end torques (virtual work τ·δφ of the end edge's rotation δφ = t × δt + δθ t):
+        // generalised forces (τ × t)/l on the edge's far node, the opposite on its near node,
+        // τ·t on its angle. Gradient only; the line search adds their work (see `newton`).
+        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
+            if tq == Vec3::zeros() {
+                continue;
+            }
+            let ev = x[e + 1] - x[e];
+            let le = ev.norm();
+            let t = ev / le;
+            let fo = tq.cross(&t) / le;
+            for c in 0..3 {
+                w.g[xi(e + 1) + c] -= fo[c];
+                w.g[xi(e) + c] += fo[c];
+            }
+            w.g[ti(e)] -= tq.dot(&t);
+        }
+        // External potentials on the rod's nodes (ghosts excluded).
+        w.low_rank.clear();
+        let mut sink = PotentialSink {
+            g: &mut w.g,
+            h: if hessian { Some(&mut w.h) } else { None },
+            low_rank: if hessian { Some(&mut w.low_rank) } else { None },
+            stride: 4,
+            offset: 4 * f,
+        };
+        phi += pot.evaluate(&x[f..=last], Some(&mut sink));
+        // Held unknowns.
+        let mut pins: [Option<usize>; 8] = [None; 8];
+        let mut np = 0;
+        let mut push = |i: usize| {
+            pins[np] = Some(i);
+            np += 1;
+        };
+        if self.ends.0 != EndCondition::Free {
+            push(xi(f));
+        }
+        if self.ends.0 == EndCondition::Clamped {
+            push(xi(f - 1));
+            push(ti(f - 1));
+        }
+        if self.ends.1 != EndCondition::Free {
+            push(xi(last));
+        }
+        if self.ends.1 == EndCondition::Clamped {
+            push(xi(last + 1));
+            push(ti(last));
+        }
+        for p in pins.iter().flatten() {
+            let count = if p % 4 == 3 { 1 } else { 3 };
+            for c in 0..count {
+                w.g[p + c] = 0.0;
+                if hessian {
+                    w.h.pin(p + c);
+                }
+            }
+        }
+        // Held positions leave the rank-one terms too (their nodes are rod nodes 0..=N).
+        for t in w.low_rank.iter_mut() {
+            for a in 0..4 {
+                let node = t.nodes[a];
+                let is_held = (node == 0 && self.ends.0 != EndCondition::Free)
+                    || (node == n && self.ends.1 != EndCondition::Free);
+                if is_held {
+                    t.u[3 * a..3 * a + 3].iter_mut().for_each(|v| *v = 0.0);
+                }
+            }
+        }
+        phi
+    }
+
+    /// Largest position and angle entries of a vector over the unknowns.
+    fn largest(z: &[f64]) -> (f64, f64) {
+        let (mut fx, mut ft) = (0.0f64, 0.0f64);
+        for (i, v) in z.iter().enumerate() {
+            if i % 4 == 3 {
+                ft = ft.max(v.abs());
+            } else {
+                fx = fx.max(v.abs());
+            }
+        }
+        (fx, ft)
+    }
+
+    /// Woodbury correction of `dz` for self-contact's rank-one terms (as the Cosserat solver).
+    fn woodbury(&mut self) {
+        let off = 4 * self.first;
+        let w = &mut self.work;
+        let m = w.low_rank.len();
+        if m == 0 {
+            return;
+        }
+        let dim = w.dz.len();
+        w.wb_y.clear();
+        w.wb_y.resize(m * dim, 0.0);
+        let idx = |node: usize| off + 4 * node;
+        let dot = |t: &LowRank, v: &[f64]| -> f64 {
+            let mut s = 0.0;
+            for a in 0..4 {
+                for k in 0..3 {
+                    s += t.u[3 * a + k] * v[idx(t.nodes[a]) + k];
+                }
+            }
+            s
+        };
+        for (k, t) in w.low_rank.iter().enumerate() {
+            let y = &mut w.wb_y[k * dim..(k + 1) * dim];
+            let mut first = dim;
+            for a in 0..4 {
+                for c in 0..3 {
+                    y[idx(t.nodes[a]) + c] += t.u[3 * a + c];
+                }
+                first = first.min(idx(t.nodes[a]));
+            }
+            w.chol.solve_from(y, first);
+        }
+        let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
+        let mut r = nalgebra::DVector::<f64>::zeros(m);
+        for (a, ta) in w.low_rank.iter().enumerate() {
+            for b in 0..m {
+                s[(a, b)] = dot(ta, &w.wb_y[b * dim..(b + 1) * dim]);
+            }
+            s[(a, a)] += 1.0 / ta.c;
+            r[a] = dot(ta, &w.dz);
+        }
+        let Some(ch) = s.cholesky() else {
+            return;
+        };
+        let z = ch.solve(&r);
+        for b in 0..m {
+            let y = &w.wb_y[b * dim..(b + 1) * dim];
+            for (d, yv) in w.dz.iter_mut().zip(y) {
+                *d -= yv * z[b];
+            }
+        }
+    }
+
+    /// Work of the dead end torques along `dz` per unit step.
+    fn torque_work(&self, drive: &Drive) -> f64 {
+        let n = self.params.segments;
+        let (f, last) = (self.first, self.first + n);
+        let mut wk = 0.0;
+        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
+            if tq == Vec3::zeros() {
+                continue;
+            }
+            let ev = self.x[e + 1] - self.x[e];
+            let le = ev.norm();
+            let t = ev / le;
+            let fo = tq.cross(&t) / le;
+            let dz = &self.work.dz;
+            let d1 = Vec3::new(dz[xi(e + 1)], dz[xi(e + 1) + 1], dz[xi(e + 1) + 2]);
+            let d0 = Vec3::new(dz[xi(e)], dz[xi(e) + 1], dz[xi(e) + 2]);
+            wk += fo.dot(&(d1 - d0)) + tq.dot(&t) * dz[ti(e)];
+        }
+        wk
+    }
+
+    /// Newton iterations on Φ from the current state (held unknowns imposed).
+    fn newton(
+        &mut self,
+        h: Option<f64>,
+        drive: &Drive,
+        max_iterations: usize,
+        report: &mut CosseratReport,
+        pot: &dyn NodePotential,
+    ) -> Result<(), CosseratError> {
+        let l = self.params.segment_length;
+        let tol = self.config.tolerance;
+        let fscale = self.force_scale(drive);
+        let rel = |g: &[f64]| {
+            let (fx, ft) = Self::largest(g);
+            (fx / fscale).max(ft / (fscale * l))
+        };
+        let mut phi = self.objective(false, h, drive, true, pot);
+        report.converged = false;
+        let mut min_shift = 0.0f64;
+        for it in 0..max_iterations {
+            if !phi.is_finite() || self.work.g.iter().any(|v| !v.is_finite()) {
+                return Err(CosseratError::NonFinite { iteration: it });
+            }
+            let mut mu = min_shift;
+            loop {
+                let w = &mut self.work;
+                if w.chol.factor_from(&w.h, mu).is_ok() {
+                    break;
+                }
+                mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
+                if mu > 1e6 {
+                    return Err(CosseratError::Singular);
+                }
+                report.shifts += 1;
+            }
+            {
+                let w = &mut self.work;
+                w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
+                w.chol.solve(&mut w.dz);
+            }
+            self.woodbury();
+            let w = &self.work;
+            let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
+            let (dx_max, dth_max) = Self::largest(&w.dz);
+            let tq = self.torque_work(drive);
+            let small = dx_max <= tol * l && dth_max <= tol;
+            let res_now = rel(&self.work.g);
+            let (a, b) = (self.first, self.first + self.params.segments + 1);
+            let t_max = if !pot.limits_steps() {
+                1.0
+            } else {
+                let w = &mut self.work;
+                for i in 0..self.x.len() {
+                    w.x_trial[i] =
+                        self.x[i] + Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
+                }
+                pot.max_step(&self.x[a..b], &w.x_trial[a..b])
+                    .clamp(1e-12, 1.0)
+            };
+            let mut t = t_max;
+            let mut accepted = false;
+            for _ in 0..40 {
+                {
+                    let w = &mut self.work;
+                    for i in 0..self.x.len() {
+                        let d = Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
+                        w.x_trial[i] = self.x[i] + d * t;
+                    }
+                    for e in 0..self.theta.len() {
+                        w.theta_trial[e] = self.theta[e] + w.dz[ti(e)] * t;
+                    }
+                }
+                let last_it = it + 1 == max_iterations;
+                let phi_t = self.objective(true, h, drive, !last_it, pot) - t * tq;
+                if phi_t <= phi + 1e-4 * t * slope
+                    || (t == t_max && rel(&self.work.g) < 0.5 * res_now)
+                    || (small && phi_t <= phi + 1e-12 * phi.abs())
+                {
+                    phi = phi_t + t * tq;
+                    accepted = true;
+                    break;
+                }
+                t *= 0.5;
+            }
+            report.iterations = it + 1;
+            if !accepted {
+                phi = self.objective(false, h, drive, true, pot);
+                report.residual = rel(&self.work.g);
+                if report.residual < 1e3 * RESIDUAL_TOLERANCE {
+                    report.converged = true;
+                    return Ok(());
+                }
+                if min_shift >= 1e4 {
+                    return Ok(());
+                }
+                min_shift = (mu * 100.0).max(1e-6);
+                report.shifts += 1;
+                continue;
+            }
+            {
+                let w = &mut self.work;
+                std::mem::swap(&mut self.x, &mut w.x_trial);
+                std::mem::swap(&mut self.theta, &mut w.theta_trial);
+                std::mem::swap(&mut self.a1, &mut w.a1_trial);
+                std::mem::swap(&mut self.mref, &mut w.mref_trial);
+            }
+            if it + 1 == max_iterations {
+                // The last trial was assembled without a Hessian; the gradient is current.
+                report.residual = rel(&self.work.g);
+                report.converged = report.residual <= RESIDUAL_TOLERANCE;
+                return Ok(());
+            }
+            report.residual = rel(&self.work.g);
+            if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
+                report.converged = true;
+                return Ok(());
+            }
+            if t < 1.0
+                && report.residual > 0.5 * res_now
+                && report.residual < 1e3 * RESIDUAL_TOLERANCE
+            {
+                report.converged = true;
+                return Ok(());
+            }
+            min_shift = if t < 1e-6 {
+                (mu * 100.0).max(1e-6)
+            } else if t == 1.0 && min_shift > 1e-8 {
+                min_shift * 0.01
+            } else if t == 1.0 {
+                0.0
+            } else {
+                min_shift
+            };
+        }
+        Ok(())
+    }
+}

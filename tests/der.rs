@@ -1,0 +1,138 @@
+//! Discrete Elastic Rods (Bergou 2008) stepped by the implicit Newton scheme of the IMC thesis
+//! (issue #8): statics against the elastica tables, twist against its closed form, and the
+//! same loads as the Cosserat rod's tests.
+
+mod common;
+use common::nylon;
+
+use suture::math::{Mat3, Quat, Vec3};
+use suture::rod::der::DerRod;
+use suture::rod::{CosseratConfig, CosseratParams, Drive, EndCondition, EndTarget, RodParams};
+
+/// Horizontal along +x, d1 = +y.
+fn horizontal() -> Mat3 {
+    Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()])
+}
+
+fn rod(p: &RodParams, length: f64, n: usize, ends: (EndCondition, EndCondition)) -> DerRod {
+    DerRod::straight(
+        CosseratParams::new(p, length, n),
+        ends,
+        CosseratConfig::default(),
+        Vec3::zeros(),
+        horizontal(),
+    )
+}
+
+fn drive_for(r: &DerRod) -> Drive {
+    let x = r.positions();
+    let n = x.len() - 1;
+    let q = Quat::from_matrix(&horizontal());
+    Drive {
+        start: EndTarget {
+            position: x[0],
+            rotation: q,
+        },
+        end: EndTarget {
+            position: x[n],
+            rotation: q,
+        },
+        gravity: Vec3::zeros(),
+        start_force: Vec3::zeros(),
+        start_torque: Vec3::zeros(),
+        end_force: Vec3::zeros(),
+        end_torque: Vec3::zeros(),
+    }
+}
+
+const CANTILEVER: (EndCondition, EndCondition) = (EndCondition::Clamped, EndCondition::Free);
+
+#[test]
+fn static_tip_load_matches_elastica_table_d5() {
+    // α = P L²/EI: (α, y/L, x/L) from digest-cosserat D.5.
+    let p = nylon();
+    let (l, n) = (0.1, 80);
+    let ei = p.bending_stiffness();
+    for (alpha, y_ref, x_ref) in [(1.0, 0.30172, 0.94357), (3.0, 0.60325, 0.74558)] {
+        let mut r = rod(&p, l, n, CANTILEVER);
+        let mut d = drive_for(&r);
+        d.end_force = Vec3::new(0.0, -alpha * ei / (l * l), 0.0);
+        let rep = r.equilibrate(&d).expect("converges");
+        let tip = r.positions()[n];
+        println!(
+            "α {alpha}: y/L {:.5} x/L {:.5} ({rep:?})",
+            -tip.y / l,
+            tip.x / l
+        );
+        assert!(rep.converged, "{rep:?}");
+        assert!(
+            (-tip.y / l - y_ref).abs() < 0.01 * y_ref,
+            "y/L {}",
+            -tip.y / l
+        );
+        assert!(
+            (tip.x / l - x_ref).abs() < 0.01 * x_ref,
+            "x/L {}",
+            tip.x / l
+        );
+    }
+}
+
+#[test]
+fn static_self_weight_matches_heavy_elastica_table_d6() {
+    // γ = q L³/EI = 5: y/L 0.49591, x/L 0.84666 (digest-cosserat D.6).
+    let p = nylon();
+    let n = 80;
+    let q = p.linear_density() * 9.81;
+    let l = (5.0 * p.bending_stiffness() / q).cbrt();
+    let mut r = rod(&p, l, n, CANTILEVER);
+    let mut d = drive_for(&r);
+    d.gravity = Vec3::new(0.0, -9.81, 0.0);
+    let rep = r.equilibrate(&d).expect("converges");
+    let tip = r.positions()[n];
+    println!(
+        "γ 5, L = {l:.4} m: y/L {:.5} x/L {:.5} ({rep:?})",
+        -tip.y / l,
+        tip.x / l
+    );
+    assert!(rep.converged);
+    assert!((-tip.y / l - 0.49591).abs() < 0.01 * 0.49591);
+    assert!((tip.x / l - 0.84666).abs() < 0.01 * 0.84666);
+}
+
+#[test]
+fn end_twist_is_uniform_with_the_closed_form_energy() {
+    // Both ends clamped, the end turned by φ about the axis in 60 steps of quasi-static
+    // equilibrium: the twist is uniform and E = GJ φ²/(2L) exactly (DER eq. 5–6; the clamps'
+    // ghost edges put the held frames at the end nodes, so the twisted length is L).
+    let p = nylon();
+    let (l, n) = (0.05, 40);
+    let gj = p.torsional_stiffness();
+    let mut r = rod(&p, l, n, (EndCondition::Clamped, EndCondition::Clamped));
+    let mut d = drive_for(&r);
+    // 1.5 turns: past one turn, so the twist must not wrap modulo 2π, and below the
+    // Greenhill buckling twist of a clamped rod (φ_c ≈ 8.99 EI/GJ ≈ 12 rad for nylon).
+    let phi = 1.5 * std::f64::consts::TAU;
+    let steps = 60;
+    for k in 1..=steps {
+        let a = phi * k as f64 / steps as f64;
+        d.end.rotation =
+            Quat::from_axis_angle(&Vec3::x_axis(), a) * Quat::from_matrix(&horizontal());
+        let rep = r.equilibrate(&d).expect("converges");
+        assert!(rep.converged, "step {k}: {rep:?}");
+    }
+    let (_, bt) = r.elastic_energy();
+    let exact = gj * phi * phi / (2.0 * l);
+    println!("twist energy {bt:.6e} J, closed form {exact:.6e} J");
+    // Uniform: τ/L_v = φ/L at every vertex; the clamp vertices cover l/2, the others l.
+    let strains = r.strains();
+    assert_eq!(strains.len(), n + 1);
+    for (k, (_, tau)) in strains.iter().enumerate() {
+        let lv = if k == 0 || k == n { 0.5 } else { 1.0 } * l / n as f64;
+        assert!(
+            (tau / lv - phi / l).abs() < 1e-6 * phi / l,
+            "vertex {k}: τ {tau}"
+        );
+    }
+    assert!((bt - exact).abs() < 1e-6 * exact, "{bt} vs {exact}");
+}
