@@ -34,8 +34,8 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/missing_radius.toml:2:1: rods[0] needs `radius` [m] or a USP `size` (e.g. "2-0")"#,
     ),
     (
-        "tests/fixtures/bad/model_unavailable.toml",
-        r#"tests/fixtures/bad/model_unavailable.toml:3:9: solver.model "der" is not available in this build yet; available: "strands", "cosserat""#,
+        "tests/fixtures/bad/der_midpoint.toml",
+        r#"tests/fixtures/bad/der_midpoint.toml:4:14: solver.integrator is not available with model "der": DER is stepped by backward Euler (IMC thesis eq. 3.6); use "euler""#,
     ),
     (
         "tests/fixtures/bad/motion_times.toml",

@@ -204,6 +204,20 @@ pub fn tool_state<'a>(
                 let e = s.node.min(c.segments() - 1);
                 (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
             }
+            crate::sim::RodModel::Der { rod: c, .. } => {
+                // A tool on a DER rod is refused by the scene (its rotational coupling needs
+                // the Cosserat frames); follow the node's position and the segment's frame.
+                let e = s.node.min(c.segments() - 1);
+                let q = nalgebra::UnitQuaternion::from_rotation_matrix(
+                    &nalgebra::Rotation3::from_matrix_unchecked(c.frame(e)),
+                );
+                (
+                    c.positions()[s.node],
+                    q,
+                    c.velocities()[s.node],
+                    crate::math::Vec3::zeros(),
+                )
+            }
             crate::sim::RodModel::Strands(st) => {
                 let e = s.node.min(st.segments() - 1);
                 let m = nalgebra::Rotation3::from_matrix_unchecked(st.rotations()[e]);

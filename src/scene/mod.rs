@@ -15,8 +15,8 @@ use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, EndCondition, Integrator, Method, Scheme, Strands,
-    StrandsConfig,
+    CosseratConfig, CosseratParams, CosseratRod, DerRod, EndCondition, Integrator, Method, Scheme,
+    Strands, StrandsConfig,
 };
 use crate::sim::needle::{Needle, NeedleTarget};
 use crate::sim::suturing::{Suturing, SuturingParams, Target, TargetKind};
@@ -116,11 +116,35 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
     let gravity = check_finite3(ctx, &[Key("gravity")], &sf.gravity, "[m/s²]")?;
     let model = ov.model.or(sf.solver.model).unwrap_or(ModelName::Strands);
     if model == ModelName::Der {
-        return Err(ctx.err(
-            &[Key("solver"), Key("model")],
-            "\"der\" is not available in this build yet; available: \"strands\", \"cosserat\""
-                .to_string(),
-        ));
+        // DER (issue #8) runs the scene's rods, loads, motions, obstacles and self-contact;
+        // the parts below need the Cosserat rod's frames or its PD solver.
+        let refuse = |path: &[Seg], why: &str| {
+            Err(ctx.err(path, format!("is not available with model \"der\": {why}")))
+        };
+        if sf.solver.solver.is_some() {
+            return refuse(
+                &[Key("solver"), Key("solver")],
+                "DER is stepped by its implicit Newton solver only (remove `solver`)",
+            );
+        }
+        if sf.solver.integrator == Some(IntegratorName::Midpoint) {
+            return refuse(
+                &[Key("solver"), Key("integrator")],
+                "DER is stepped by backward Euler (IMC thesis eq. 3.6); use \"euler\"",
+            );
+        }
+        if sf.needle.is_some() {
+            return refuse(&[Key("needle")], "suturing runs on model \"cosserat\"");
+        }
+        if sf.tissue.is_some() {
+            return refuse(&[Key("tissue")], "suturing runs on model \"cosserat\"");
+        }
+        if sf.tool.is_some() {
+            return refuse(
+                &[Key("tool")],
+                "the tool's coupling turns the held segment's frame, which DER does not carry; use model \"cosserat\"",
+            );
+        }
     }
     let dt = match sf.solver.dt {
         Some(dt) => positive(ctx, &[Key("solver"), Key("dt")], dt, "[s]")?,
@@ -1304,14 +1328,25 @@ fn build_rod(
             EndName::Pinned => EndCondition::Pinned,
             EndName::Clamped => EndCondition::Clamped,
         };
-        let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
-        rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
-        RodModel::Cosserat {
-            rod: Box::new(rod),
-            dt: dynamics.dt,
-            quasi_static: dynamics.quasi_static,
-            contact,
-            self_contact,
+        if dynamics.model == ModelName::Der {
+            let rod = DerRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
+            RodModel::Der {
+                rod: Box::new(rod),
+                dt: dynamics.dt,
+                quasi_static: dynamics.quasi_static,
+                contact,
+                self_contact,
+            }
+        } else {
+            let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
+            rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
+            RodModel::Cosserat {
+                rod: Box::new(rod),
+                dt: dynamics.dt,
+                quasi_static: dynamics.quasi_static,
+                contact,
+                self_contact,
+            }
         }
     };
     Ok((

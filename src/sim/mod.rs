@@ -13,8 +13,8 @@ use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
 use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
-    CosseratError, CosseratReport, CosseratRod, Drive, EndTarget, Strands, StrandsError,
-    StrandsProblem, StrandsReport, Tip,
+    CosseratError, CosseratReport, CosseratRod, DerRod, Drive, DynamicRod, EndTarget, Strands,
+    StrandsError, StrandsProblem, StrandsReport, Tip,
 };
 use tool::{StrandsCoupling, ToolSpring};
 
@@ -146,7 +146,7 @@ impl RodDrive {
     }
 }
 
-/// A rod model with its state. One variant per model; `der` joins later.
+/// A rod model with its state. One variant per model.
 #[derive(Clone, Debug)]
 pub enum RodModel {
     /// Pai 2002 quasi-static rod.
@@ -156,6 +156,20 @@ pub enum RodModel {
     Cosserat {
         /// The rod.
         rod: Box<CosseratRod>,
+        /// Time step [s].
+        dt: f64,
+        /// Equilibrium per frame instead of dynamics.
+        quasi_static: bool,
+        /// Contact with the scene's obstacles, if any.
+        contact: Option<Box<ObstacleContact>>,
+        /// Self-contact (IMC), if the scene asks for it.
+        self_contact: Option<Box<SelfContact>>,
+    },
+    /// Bergou 2008 Discrete Elastic Rod, stepped implicitly as in the IMC thesis (the same
+    /// fields as the Cosserat rod).
+    Der {
+        /// The rod.
+        rod: Box<DerRod>,
         /// Time step [s].
         dt: f64,
         /// Equilibrium per frame instead of dynamics.
@@ -186,6 +200,7 @@ impl SimRod {
         match &self.model {
             RodModel::Strands(s) => s.positions(),
             RodModel::Cosserat { rod, .. } => rod.positions(),
+            RodModel::Der { rod, .. } => rod.positions(),
         }
     }
     /// Material direction d1 per segment (unit).
@@ -193,6 +208,7 @@ impl SimRod {
         match &self.model {
             RodModel::Strands(s) => s.directors(),
             RodModel::Cosserat { rod, .. } => rod.directors(),
+            RodModel::Der { rod, .. } => rod.directors(),
         }
     }
     /// Append the material frame of every segment (body → world) to `out`; allocation-free
@@ -206,6 +222,7 @@ impl SimRod {
                 }))
             }
             RodModel::Cosserat { rod, .. } => out.extend_from_slice(&rod.q),
+            RodModel::Der { rod, .. } => rod.frames_into(out),
         }
     }
     /// Whether the rod has self-contact (and so can hold a knot).
@@ -213,6 +230,9 @@ impl SimRod {
         matches!(
             &self.model,
             RodModel::Cosserat {
+                self_contact: Some(_),
+                ..
+            } | RodModel::Der {
                 self_contact: Some(_),
                 ..
             }
@@ -223,6 +243,7 @@ impl SimRod {
         match &self.model {
             RodModel::Strands(s) => s.max_curvature(),
             RodModel::Cosserat { rod, .. } => rod.max_curvature(),
+            RodModel::Der { rod, .. } => rod.max_curvature(),
         }
     }
 }
@@ -440,6 +461,87 @@ fn pose_obstacles(contact: &mut Option<Box<ObstacleContact>>, motions: &[EndMoti
     }
 }
 
+/// Advance one dynamic rod (Cosserat or DER) from `t0` to `t` [s] (`span.0` is its index):
+/// the equilibrium at `t` when quasi-static, else equal steps of at most `dt`.
+#[allow(clippy::too_many_arguments)]
+fn advance_dynamic(
+    c: &mut dyn DynamicRod,
+    dt: f64,
+    quasi_static: bool,
+    contact: &mut Option<Box<ObstacleContact>>,
+    self_contact: &mut Option<Box<SelfContact>>,
+    motions: &[EndMotion],
+    drive: &RodDrive,
+    span: (usize, f64, f64),
+) -> Result<RodReport, SimError> {
+    let (i, t0, t) = span;
+    let err = |time: f64, source: ModelError| SimError {
+        rod: i,
+        time,
+        source,
+    };
+    let (mut none, mut none2) = (NoPotential, NoPotential);
+    if quasi_static {
+        pose_obstacles(contact, motions, t);
+        let mut both = Both {
+            a: match contact {
+                Some(k) => k.as_mut(),
+                None => &mut none,
+            },
+            b: match self_contact {
+                Some(k) => k.as_mut(),
+                None => &mut none2,
+            },
+        };
+        let last = c
+            .equilibrate_with(&drive.drive_at(t), &mut both)
+            .map_err(|e| err(t, e.into()))?;
+        return Ok(RodReport::Cosserat {
+            last,
+            steps: 1,
+            iterations: last.iterations,
+            unconverged: usize::from(!last.converged),
+            contact: contact_stats(contact),
+            self_contact: self_contact_stats(self_contact),
+        });
+    }
+    let span = t - t0;
+    let steps = if span > 0.0 {
+        (span / dt - 1e-9).ceil().max(1.0) as usize
+    } else {
+        0
+    };
+    let (mut last, mut iterations, mut unconverged) = (CosseratReport::default(), 0, 0);
+    for k in 1..=steps {
+        let tk = t0 + span * k as f64 / steps as f64;
+        let h = span / steps as f64;
+        pose_obstacles(contact, motions, tk);
+        let mut both = Both {
+            a: match contact {
+                Some(k) => k.as_mut(),
+                None => &mut none,
+            },
+            b: match self_contact {
+                Some(k) => k.as_mut(),
+                None => &mut none2,
+            },
+        };
+        last = c
+            .step_with(h, &drive.drive_at(tk), &mut both)
+            .map_err(|e| err(tk, e.into()))?;
+        iterations += last.iterations;
+        unconverged += usize::from(!last.converged);
+    }
+    Ok(RodReport::Cosserat {
+        last,
+        steps,
+        iterations,
+        unconverged,
+        contact: contact_stats(contact),
+        self_contact: self_contact_stats(self_contact),
+    })
+}
+
 /// What one real-time step did over all rods.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RealtimeStep {
@@ -476,6 +578,7 @@ impl World {
                     d.vec3s(&c.omega);
                     d.u64(c.params.broken.map_or(u64::MAX, |b| b as u64));
                 }
+                RodModel::Der { rod: c, .. } => c.digest_into(&mut d),
             }
         }
         if let Some(s) = self.suturing.as_ref() {
@@ -509,13 +612,16 @@ impl World {
                 RodModel::Strands(_) => {}
                 RodModel::Cosserat {
                     quasi_static: true, ..
+                }
+                | RodModel::Der {
+                    quasi_static: true, ..
                 } => {
                     return Err(format!(
                         "rods[{i}] is quasi-static; the real-time loop steps dynamic rods \
                          (remove quasi_static = true)"
                     ));
                 }
-                RodModel::Cosserat { .. } => {}
+                RodModel::Cosserat { .. } | RodModel::Der { .. } => {}
             }
         }
         Ok(())
@@ -629,15 +735,22 @@ impl World {
                 }
                 continue;
             }
-            let RodModel::Cosserat {
-                rod: c,
-                quasi_static: false,
-                contact,
-                self_contact,
-                ..
-            } = &mut rod.model
-            else {
-                continue;
+            let (c, contact, self_contact): (&mut dyn DynamicRod, _, _) = match &mut rod.model {
+                RodModel::Cosserat {
+                    rod: c,
+                    quasi_static: false,
+                    contact,
+                    self_contact,
+                    ..
+                } => (c.as_mut(), contact, self_contact),
+                RodModel::Der {
+                    rod: c,
+                    quasi_static: false,
+                    contact,
+                    self_contact,
+                    ..
+                } => (c.as_mut(), contact, self_contact),
+                _ => continue,
             };
             pose_obstacles(contact, &self.obstacle_motions, t);
             let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
@@ -712,75 +825,32 @@ impl World {
                     quasi_static,
                     contact,
                     self_contact,
-                } => {
-                    let motions = &self.obstacle_motions;
-                    let (mut none, mut none2) = (NoPotential, NoPotential);
-                    if *quasi_static {
-                        pose_obstacles(contact, motions, t);
-                        let mut both = Both {
-                            a: match contact {
-                                Some(k) => k.as_mut(),
-                                None => &mut none,
-                            },
-                            b: match self_contact {
-                                Some(k) => k.as_mut(),
-                                None => &mut none2,
-                            },
-                        };
-                        let last = c
-                            .equilibrate_with(&rod.drive.drive_at(t), &mut both)
-                            .map_err(|e| err(e.into()))?;
-                        RodReport::Cosserat {
-                            last,
-                            steps: 1,
-                            iterations: last.iterations,
-                            unconverged: usize::from(!last.converged),
-                            contact: contact_stats(contact),
-                            self_contact: self_contact_stats(self_contact),
-                        }
-                    } else {
-                        let span = t - t0;
-                        let steps = if span > 0.0 {
-                            (span / *dt - 1e-9).ceil().max(1.0) as usize
-                        } else {
-                            0
-                        };
-                        let (mut last, mut iterations, mut unconverged) =
-                            (CosseratReport::default(), 0, 0);
-                        for k in 1..=steps {
-                            let tk = t0 + span * k as f64 / steps as f64;
-                            let h = span / steps as f64;
-                            pose_obstacles(contact, motions, tk);
-                            let mut both = Both {
-                                a: match contact {
-                                    Some(k) => k.as_mut(),
-                                    None => &mut none,
-                                },
-                                b: match self_contact {
-                                    Some(k) => k.as_mut(),
-                                    None => &mut none2,
-                                },
-                            };
-                            last = c.step_with(h, &rod.drive.drive_at(tk), &mut both).map_err(
-                                |e| SimError {
-                                    rod: i,
-                                    time: tk,
-                                    source: e.into(),
-                                },
-                            )?;
-                            iterations += last.iterations;
-                            unconverged += usize::from(!last.converged);
-                        }
-                        RodReport::Cosserat {
-                            last,
-                            steps,
-                            iterations,
-                            unconverged,
-                            contact: contact_stats(contact),
-                            self_contact: self_contact_stats(self_contact),
-                        }
-                    }
-                }
+                } => advance_dynamic(
+                    c.as_mut(),
+                    *dt,
+                    *quasi_static,
+                    contact,
+                    self_contact,
+                    &self.obstacle_motions,
+                    &rod.drive,
+                    (i, t0, t),
+                )?,
+                RodModel::Der {
+                    rod: c,
+                    dt,
+                    quasi_static,
+                    contact,
+                    self_contact,
+                } => advance_dynamic(
+                    c.as_mut(),
+                    *dt,
+                    *quasi_static,
+                    contact,
+                    self_contact,
+                    &self.obstacle_motions,
+                    &rod.drive,
+                    (i, t0, t),
+                )?,
             };
             report.rods.push(r);
         }
@@ -795,7 +865,7 @@ impl World {
     fn advance_suturing_to(&mut self, t: f64) -> Result<StepReport, SimError> {
         let rod = self.suturing.as_ref().map_or(0, |s| s.rod);
         let dt = match &self.rods[rod].model {
-            RodModel::Cosserat { dt, .. } => *dt,
+            RodModel::Cosserat { dt, .. } | RodModel::Der { dt, .. } => *dt,
             RodModel::Strands(_) => 1e-3,
         };
         let t0 = self.time;
@@ -823,6 +893,11 @@ impl World {
             .map(|r| match &r.model {
                 RodModel::Strands(_) => RodReport::Strands(StrandsReport::default()),
                 RodModel::Cosserat {
+                    contact,
+                    self_contact,
+                    ..
+                }
+                | RodModel::Der {
                     contact,
                     self_contact,
                     ..

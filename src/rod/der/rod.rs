@@ -324,6 +324,16 @@ impl DerRod {
         &self.v[self.first..self.first + self.params.segments + 1]
     }
 
+    /// Feed every bit of the dynamic state (ghosts included) to a state digest.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        d.vec3s(&self.x);
+        d.vec3s(&self.v);
+        for v in self.theta.iter().chain(&self.omega).chain(&self.mref) {
+            d.f64(*v);
+        }
+        d.vec3s(&self.a1);
+    }
+
     /// Edge angles θ from the reference frames [rad] (N).
     pub fn angles(&self) -> &[f64] {
         &self.theta[self.first..self.first + self.params.segments]
