@@ -1231,6 +1231,12 @@ fn build_rod(
         }
         damping[k] = v;
     }
+    if damping[1] > 0.0 && dynamics.model == ModelName::Der {
+        return Err(ctx.err(
+            &at("stiffness_damping"),
+            "is not available with model \"der\" (use mass_damping)".to_string(),
+        ));
+    }
     if damping[1] > 0.0 && dynamics.config.method == Method::Pd {
         return Err(ctx.err(
             &at("stiffness_damping"),
