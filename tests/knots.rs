@@ -167,10 +167,7 @@ fn overhand_knot_tightens_with_projective_dynamics() {
 /// with the IMC self-contact in its implicit Newton solve: the same checks pass.
 #[test]
 fn overhand_knot_tightens_with_discrete_elastic_rods() {
-    let text = std::fs::read_to_string("scenes/knot_overhand.toml")
-        .unwrap()
-        .replace("model = \"cosserat\"", "model = \"der\"");
-    let x = tighten_text("knot_overhand (der)", &text, 3);
+    let x = tighten_der("scenes/knot_overhand.toml", 3);
     assert_eq!(topology::identify_open(&x).unwrap().name, Some("trefoil"));
 }
 
@@ -208,6 +205,30 @@ fn surgeons_knot_tightens_and_is_recognised() {
     let id = topology::identify_open(&x).unwrap();
     println!("surgeon's: {} crossings, {:?}", id.crossings, id.name);
     assert_eq!(id.name, Some("surgeon's"));
+}
+
+/// [`tighten`] with `model = "der"` (issue #8 Done-when 3).
+fn tighten_der(path: &str, determinant: u128) -> Vec<Vec3> {
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("model = \"cosserat\"", "model = \"der\"");
+    assert!(text.contains("model = \"der\""));
+    tighten_text(&format!("{path} (der)"), &text, determinant)
+}
+
+#[test]
+fn der_cinquefoil_square_granny_and_surgeons_knots_tighten_and_are_recognised() {
+    for (path, det, name) in [
+        ("scenes/knot_cinquefoil.toml", 5, "cinquefoil"),
+        ("scenes/knot_square.toml", 9, "square"),
+        ("scenes/knot_granny.toml", 9, "granny"),
+        ("scenes/knot_surgeons.toml", 15, "surgeon's"),
+    ] {
+        let x = tighten_der(path, det);
+        let id = topology::identify_open(&x).unwrap();
+        println!("{path} (der): {} crossings, {:?}", id.crossings, id.name);
+        assert_eq!(id.name, Some(name), "{path}");
+    }
 }
 
 /// Tighten the overhand knot (as above, for `pull` seconds) with self-contact friction `mu`,

@@ -75,6 +75,18 @@ impl Banded {
         i * (self.b + 1) + self.b - (i - j)
     }
 
+    /// `A ← D A D` for the diagonal `D = diag(d)` (a symmetric scaling, e.g. `D = diag(A)^{-½}`
+    /// to equilibrate a badly scaled system before factoring).
+    pub fn scale(&mut self, d: &[f64]) {
+        assert_eq!(d.len(), self.n, "scale: length mismatch");
+        for i in 0..self.n {
+            for j in i.saturating_sub(self.b)..=i {
+                let k = self.at(i, j);
+                self.band[k] *= d[i] * d[j];
+            }
+        }
+    }
+
     /// Set every entry to zero.
     pub fn clear(&mut self) {
         self.band.iter_mut().for_each(|v| *v = 0.0);

@@ -42,6 +42,21 @@ pub struct EdgePair {
     pub m2f: Vec3,
 }
 
+/// Which discrete bending strain a vertex uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CurvatureForm {
+    /// Bergou 2008 eq. 3: one material curvature per adjacent edge, `ω^j = (κb·m2^j,
+    /// −κb·m1^j)`, their energies averaged. Isotropic bending does not depend on θ, so any
+    /// twist per vertex is represented exactly (DER's helical buckling, 27 turns on 75
+    /// vertices, needs this).
+    #[default]
+    PerEdge,
+    /// Bergou 2010 / IMC eq. 3.2: one curvature from the averaged directors,
+    /// `κ = ½(ω^e + ω^f)`. Its isotropic bending stiffness falls as `cos²(Δθ/2)` with the
+    /// twist Δθ between the two edges, so it needs small twist per vertex.
+    Averaged,
+}
+
 /// The elastic constants of one vertex.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VertexStiffness {
@@ -49,23 +64,33 @@ pub struct VertexStiffness {
     pub bend: [f64; 2],
     /// Twisting stiffness `G J` [N m²].
     pub twist: f64,
-    /// Rest material curvature (κ̄1, κ̄2), integrated [-].
-    pub rest_curvature: [f64; 2],
+    /// Rest material curvatures (ω̄^e, ω̄^f), integrated [-] (the averaged form uses their
+    /// mean).
+    pub rest_curvature: [[f64; 2]; 2],
     /// Rest twist τ̄, integrated [rad].
     pub rest_twist: f64,
     /// Voronoi length `L = (|ē| + |f̄|)/2` [m].
     pub voronoi: f64,
+    /// Discrete bending strain.
+    pub form: CurvatureForm,
 }
 
-/// Integrated material curvature (κ1, κ2) of a vertex (IMC eq. 3.2, Bergou 2010 averaged
-/// directors).
+/// Integrated material curvature (κ1, κ2) of a vertex from the averaged directors (IMC
+/// eq. 3.2, Bergou 2010).
 pub fn curvature(e: &Vec3, f: &Vec3, m: &EdgePair) -> [f64; 2] {
+    let w = edge_curvatures(e, f, m);
+    [0.5 * (w[0][0] + w[1][0]), 0.5 * (w[0][1] + w[1][1])]
+}
+
+/// The material curvatures of a vertex in the frames of its two edges (Bergou 2008 eq. 2):
+/// `ω^j = (κb·m2^j, −κb·m1^j)` for j = e, f.
+pub fn edge_curvatures(e: &Vec3, f: &Vec3, m: &EdgePair) -> [[f64; 2]; 2] {
     let (te, tf) = (e.normalize(), f.normalize());
     let chi = (1.0 + te.dot(&tf)).max(f64::MIN_POSITIVE);
     let kb = 2.0 * te.cross(&tf) / chi;
     [
-        0.5 * kb.dot(&(m.m2e + m.m2f)),
-        -0.5 * kb.dot(&(m.m1e + m.m1f)),
+        [kb.dot(&m.m2e), -kb.dot(&m.m1e)],
+        [kb.dot(&m.m2f), -kb.dot(&m.m1f)],
     ]
 }
 
@@ -77,74 +102,136 @@ const XI: usize = 4;
 const TF: usize = 7;
 const XF1: usize = 8;
 
-/// Energy of a vertex (bending + twisting) [J], its gradient over the 11 unknowns and (with
-/// `hessian`) its Hessian. `tau` is the integrated twist `θ_f − θ_e + m_ref` [rad].
-pub fn bend_twist(
-    e: &Vec3,
-    f: &Vec3,
+/// The geometry of a vertex shared by its strains.
+struct Geometry {
+    ne: f64,
+    nf: f64,
+    te: Vec3,
+    tf: Vec3,
+    chi: f64,
+    kb: Vec3,
+    tt: Vec3,
+}
+
+impl Geometry {
+    fn new(e: &Vec3, f: &Vec3) -> Geometry {
+        let (ne, nf) = (e.norm(), f.norm());
+        let (te, tf) = (e / ne, f / nf);
+        let chi = (1.0 + te.dot(&tf)).max(f64::MIN_POSITIVE);
+        Geometry {
+            ne,
+            nf,
+            te,
+            tf,
+            chi,
+            kb: 2.0 * te.cross(&tf) / chi,
+            tt: (te + tf) / chi,
+        }
+    }
+}
+
+/// Gradient over the 11 unknowns from edge-space derivatives (∂/∂e, ∂/∂θe, ∂/∂θf, ∂/∂f):
+/// `e = x_i − x_{i−1}`, `f = x_{i+1} − x_i`.
+fn scatter(de: &Vec3, dthe: f64, dthf: f64, df: &Vec3) -> Grad11 {
+    let mut g = Grad11::zeros();
+    for a in 0..3 {
+        g[XE0 + a] = -de[a];
+        g[XI + a] = de[a] - df[a];
+        g[XF1 + a] = df[a];
+    }
+    g[TE] = dthe;
+    g[TF] = dthf;
+    g
+}
+
+/// Add `w` × an edge-space Hessian (blocks ee, ff, ef; position–angle vectors
+/// `[∂e∂θe, ∂e∂θf, ∂f∂θe, ∂f∂θf]`; angle diagonals) to `h` over the 11 unknowns.
+fn scatter_hessian(
+    h: &mut Hess11,
+    w: f64,
+    ee: &Mat3,
+    ff: &Mat3,
+    ef: &Mat3,
+    mixed: [&Vec3; 4],
+    angles: [f64; 2],
+) {
+    let fe = ef.transpose();
+    let blocks: [(usize, usize, Mat3); 9] = [
+        (XE0, XE0, *ee),
+        (XE0, XI, -ee + ef),
+        (XE0, XF1, -ef),
+        (XI, XE0, -ee + fe),
+        (XI, XI, ee - ef - fe + ff),
+        (XI, XF1, ef - ff),
+        (XF1, XE0, -fe),
+        (XF1, XI, fe - ff),
+        (XF1, XF1, *ff),
+    ];
+    for (r, c, mm) in blocks {
+        let mut v = h.fixed_view_mut::<3, 3>(r, c);
+        v += mm * w;
+    }
+    for (th, de, df) in [(TE, mixed[0], mixed[2]), (TF, mixed[1], mixed[3])] {
+        for a in 0..3 {
+            let xe0 = -de[a] * w;
+            let xi = (de[a] - df[a]) * w;
+            let xf1 = df[a] * w;
+            h[(XE0 + a, th)] += xe0;
+            h[(th, XE0 + a)] += xe0;
+            h[(XI + a, th)] += xi;
+            h[(th, XI + a)] += xi;
+            h[(XF1 + a, th)] += xf1;
+            h[(th, XF1 + a)] += xf1;
+        }
+    }
+    h[(TE, TE)] += angles[0] * w;
+    h[(TF, TF)] += angles[1] * w;
+}
+
+/// The averaged curvature `κ = (½κb·(m2e + m2f), −½κb·(m1e + m1f))` with its gradients and
+/// (with `hessian`) Hessians over the 11 unknowns (Bergou 2010; Jawed et al. 2018). Every
+/// expression is linear in the directors, and `m^e` depends on e and θe only, so the same
+/// formulas with one edge's directors set to zero give half of that edge's own curvature
+/// ω^j (see [`bend_twist`]).
+fn curvature_derivatives(
+    g: &Geometry,
     m: &EdgePair,
-    tau: f64,
-    k: &VertexStiffness,
     hessian: bool,
-) -> (f64, Grad11, Hess11) {
-    let (ne, nf) = (e.norm(), f.norm());
-    let (te, tf) = (e / ne, f / nf);
-    let chi = (1.0 + te.dot(&tf)).max(f64::MIN_POSITIVE);
-    let kb = 2.0 * te.cross(&tf) / chi;
-    let tt = (te + tf) / chi;
+) -> ([f64; 2], [Grad11; 2], [Hess11; 2]) {
+    let Geometry {
+        ne,
+        nf,
+        te,
+        tf,
+        chi,
+        kb,
+        tt,
+    } = *g;
     let d1 = (m.m1e + m.m1f) / chi;
     let d2 = (m.m2e + m.m2f) / chi;
     let k1 = 0.5 * kb.dot(&(m.m2e + m.m2f));
     let k2 = -0.5 * kb.dot(&(m.m1e + m.m1f));
-    let inv_l = 1.0 / k.voronoi;
-    let dk = [k1 - k.rest_curvature[0], k2 - k.rest_curvature[1]];
-    let dt = tau - k.rest_twist;
-    let energy = 0.5 * inv_l * (k.bend[0] * dk[0] * dk[0] + k.bend[1] * dk[1] * dk[1])
-        + 0.5 * inv_l * k.twist * dt * dt;
-
-    // First derivatives in edge space: (∂/∂e, ∂/∂θe, ∂/∂θf, ∂/∂f).
+    // First derivatives in edge space.
     let dk1_de = (-k1 * tt + tf.cross(&d2)) / ne;
     let dk1_df = (-k1 * tt - te.cross(&d2)) / nf;
     let dk2_de = (-k2 * tt - tf.cross(&d1)) / ne;
     let dk2_df = (-k2 * tt + te.cross(&d1)) / nf;
-    let dk1_dthe = -0.5 * kb.dot(&m.m1e);
-    let dk1_dthf = -0.5 * kb.dot(&m.m1f);
-    let dk2_dthe = -0.5 * kb.dot(&m.m2e);
-    let dk2_dthf = -0.5 * kb.dot(&m.m2f);
-    // Reference twist: ∂m_ref/∂e = κb/(2|e|), ∂m_ref/∂f = κb/(2|f|) (the holonomy of DER
-    // eq. 9 in edge variables).
-    let dtau_de = kb / (2.0 * ne);
-    let dtau_df = kb / (2.0 * nf);
-
-    // Gradients over the 11 unknowns.
-    let scatter = |de: &Vec3, dthe: f64, dthf: f64, df: &Vec3| -> Grad11 {
-        let mut g = Grad11::zeros();
-        for a in 0..3 {
-            g[XE0 + a] = -de[a];
-            g[XI + a] = de[a] - df[a];
-            g[XF1 + a] = df[a];
-        }
-        g[TE] = dthe;
-        g[TF] = dthf;
-        g
-    };
-    let gk1 = scatter(&dk1_de, dk1_dthe, dk1_dthf, &dk1_df);
-    let gk2 = scatter(&dk2_de, dk2_dthe, dk2_dthf, &dk2_df);
-    let gtau = scatter(&dtau_de, -1.0, 1.0, &dtau_df);
-    let c1 = inv_l * k.bend[0] * dk[0];
-    let c2 = inv_l * k.bend[1] * dk[1];
-    let ct = inv_l * k.twist * dt;
-    let grad = gk1 * c1 + gk2 * c2 + gtau * ct;
+    let gk1 = scatter(
+        &dk1_de,
+        -0.5 * kb.dot(&m.m1e),
+        -0.5 * kb.dot(&m.m1f),
+        &dk1_df,
+    );
+    let gk2 = scatter(
+        &dk2_de,
+        -0.5 * kb.dot(&m.m2e),
+        -0.5 * kb.dot(&m.m2f),
+        &dk2_df,
+    );
+    let (mut hk1, mut hk2) = (Hess11::zeros(), Hess11::zeros());
     if !hessian {
-        return (energy, grad, Hess11::zeros());
+        return ([k1, k2], [gk1, gk2], [hk1, hk2]);
     }
-
-    // Gauss–Newton part.
-    let mut h = (gk1 * gk1.transpose()) * (inv_l * k.bend[0])
-        + (gk2 * gk2.transpose()) * (inv_l * k.bend[1])
-        + (gtau * gtau.transpose()) * (inv_l * k.twist);
-
-    // Second derivatives of κ1, κ2 and τ in edge space, then mapped to the 11 unknowns.
     let id = Mat3::identity();
     let (ne2, nf2, nef) = (ne * ne, nf * nf, ne * nf);
     let ttt = tt * tt.transpose();
@@ -173,81 +260,168 @@ pub fn bend_twist(
         - (kb * m.m1f.transpose() + m.m1f * kb.transpose()) / (4.0 * nf2);
     let k2_ef = -k2 / (chi * nef) * etf
         + (2.0 * k2 * ttt + a * tt.transpose() - tt * b.transpose() + skew(&d1)) / nef;
-    // Mixed position–angle terms.
-    let k1_e_the = (0.5 * kb.dot(&m.m1e) * tt - tf.cross(&m.m1e) / chi) / ne;
-    let k1_e_thf = (0.5 * kb.dot(&m.m1f) * tt - tf.cross(&m.m1f) / chi) / ne;
-    let k1_f_the = (0.5 * kb.dot(&m.m1e) * tt + te.cross(&m.m1e) / chi) / nf;
-    let k1_f_thf = (0.5 * kb.dot(&m.m1f) * tt + te.cross(&m.m1f) / chi) / nf;
-    let k2_e_the = (0.5 * kb.dot(&m.m2e) * tt - tf.cross(&m.m2e) / chi) / ne;
-    let k2_e_thf = (0.5 * kb.dot(&m.m2f) * tt - tf.cross(&m.m2f) / chi) / ne;
-    let k2_f_the = (0.5 * kb.dot(&m.m2e) * tt + te.cross(&m.m2e) / chi) / nf;
-    let k2_f_thf = (0.5 * kb.dot(&m.m2f) * tt + te.cross(&m.m2f) / chi) / nf;
-    // Angle–angle terms.
-    let k1_the2 = -0.5 * kb.dot(&m.m2e);
-    let k1_thf2 = -0.5 * kb.dot(&m.m2f);
-    let k2_the2 = 0.5 * kb.dot(&m.m1e);
-    let k2_thf2 = 0.5 * kb.dot(&m.m1f);
-    // τ (reference twist; θ enters linearly).
-    let te_tt = te + tt;
-    let tf_tt = tf + tt;
-    let tau_ee = -(kb * te_tt.transpose() + te_tt * kb.transpose()) / (4.0 * ne2);
-    let tau_ff = -(kb * tf_tt.transpose() + tf_tt * kb.transpose()) / (4.0 * nf2);
-    let tau_ef = (2.0 / chi * skew(&te) - kb * tt.transpose()) / (2.0 * nef);
-
-    let mut add = |w: f64, ee: &Mat3, ff: &Mat3, ef: &Mat3, mixed: [&Vec3; 4], angles: [f64; 2]| {
-        // Edge-space blocks to node blocks: e = x_i − x_{i−1}, f = x_{i+1} − x_i.
-        // Position blocks (rows, cols) with signs from ∂e/∂x and ∂f/∂x.
-        let fe = ef.transpose();
-        let blocks: [(usize, usize, Mat3); 9] = [
-            (XE0, XE0, *ee),
-            (XE0, XI, -ee + ef),
-            (XE0, XF1, -ef),
-            (XI, XE0, -ee + fe),
-            (XI, XI, ee - ef - fe + ff),
-            (XI, XF1, ef - ff),
-            (XF1, XE0, -fe),
-            (XF1, XI, fe - ff),
-            (XF1, XF1, *ff),
-        ];
-        for (r, c, mm) in blocks {
-            let mut v = h.fixed_view_mut::<3, 3>(r, c);
-            v += mm * w;
-        }
-        // Position–angle: mixed = [∂e∂θe, ∂e∂θf, ∂f∂θe, ∂f∂θf].
-        for (th, de, df) in [(TE, mixed[0], mixed[2]), (TF, mixed[1], mixed[3])] {
-            for a in 0..3 {
-                let xe0 = -de[a] * w;
-                let xi = (de[a] - df[a]) * w;
-                let xf1 = df[a] * w;
-                h[(XE0 + a, th)] += xe0;
-                h[(th, XE0 + a)] += xe0;
-                h[(XI + a, th)] += xi;
-                h[(th, XI + a)] += xi;
-                h[(XF1 + a, th)] += xf1;
-                h[(th, XF1 + a)] += xf1;
-            }
-        }
-        h[(TE, TE)] += angles[0] * w;
-        h[(TF, TF)] += angles[1] * w;
+    // Position–angle terms.
+    let mixed = |v: &Vec3| {
+        [
+            (0.5 * kb.dot(v) * tt - tf.cross(v) / chi) / ne,
+            (0.5 * kb.dot(v) * tt + te.cross(v) / chi) / nf,
+        ]
     };
-    add(
-        c1,
+    let [k1_e_the, k1_f_the] = mixed(&m.m1e);
+    let [k1_e_thf, k1_f_thf] = mixed(&m.m1f);
+    let [k2_e_the, k2_f_the] = mixed(&m.m2e);
+    let [k2_e_thf, k2_f_thf] = mixed(&m.m2f);
+    scatter_hessian(
+        &mut hk1,
+        1.0,
         &k1_ee,
         &k1_ff,
         &k1_ef,
         [&k1_e_the, &k1_e_thf, &k1_f_the, &k1_f_thf],
-        [k1_the2, k1_thf2],
+        [-0.5 * kb.dot(&m.m2e), -0.5 * kb.dot(&m.m2f)],
     );
-    add(
-        c2,
+    scatter_hessian(
+        &mut hk2,
+        1.0,
         &k2_ee,
         &k2_ff,
         &k2_ef,
         [&k2_e_the, &k2_e_thf, &k2_f_the, &k2_f_thf],
-        [k2_the2, k2_thf2],
+        [0.5 * kb.dot(&m.m1e), 0.5 * kb.dot(&m.m1f)],
     );
+    ([k1, k2], [gk1, gk2], [hk1, hk2])
+}
+
+/// The strains of a vertex and their gradients over its 11 unknowns, for the sag-free
+/// optimiser (Takahashi & Batty 2025 §2.3 needs only these, at a fixed configuration): the
+/// per-edge curvatures `ω = (ω^e_1, ω^e_2, ω^f_1, ω^f_2)` with their gradients, and the gradient
+/// of the twist τ (its value is `θ_f − θ_e + m_ref`, known to the caller).
+pub fn strain_gradients(e: &Vec3, f: &Vec3, m: &EdgePair) -> ([f64; 4], [Grad11; 4], Grad11) {
+    let g = Geometry::new(e, f);
     let z = Vec3::zeros();
-    add(ct, &tau_ee, &tau_ff, &tau_ef, [&z, &z, &z, &z], [0.0, 0.0]);
+    let only_e = EdgePair {
+        m1e: m.m1e,
+        m2e: m.m2e,
+        m1f: z,
+        m2f: z,
+    };
+    let only_f = EdgePair {
+        m1e: z,
+        m2e: z,
+        m1f: m.m1f,
+        m2f: m.m2f,
+    };
+    let (ke, ge, _) = curvature_derivatives(&g, &only_e, false);
+    let (kf, gf, _) = curvature_derivatives(&g, &only_f, false);
+    let gtau = scatter(&(g.kb / (2.0 * g.ne)), -1.0, 1.0, &(g.kb / (2.0 * g.nf)));
+    (
+        [2.0 * ke[0], 2.0 * ke[1], 2.0 * kf[0], 2.0 * kf[1]],
+        [ge[0] * 2.0, ge[1] * 2.0, gf[0] * 2.0, gf[1] * 2.0],
+        gtau,
+    )
+}
+
+/// Energy of a vertex (bending + twisting) [J], its gradient over the 11 unknowns and (with
+/// `hessian`) its Hessian. `tau` is the integrated twist `θ_f − θ_e + m_ref` [rad].
+///
+/// Bending (`k.form`): per edge (Bergou 2008 eq. 3), `E_b = (1/(4L)) Σ_j Σ_k B_k (ω^j_k −
+/// ω̄^j_k)²`; averaged (IMC eq. 3.2), `E_b = (1/(2L)) Σ_k B_k (κ_k − κ̄_k)²`. Twisting,
+/// `E_t = GJ (τ − τ̄)²/(2L)` (IMC eq. 3.2; DER eq. 4 with l̄ = 2L).
+pub fn bend_twist(
+    e: &Vec3,
+    f: &Vec3,
+    m: &EdgePair,
+    tau: f64,
+    k: &VertexStiffness,
+    hessian: bool,
+) -> (f64, Grad11, Hess11) {
+    let g = Geometry::new(e, f);
+    let inv_l = 1.0 / k.voronoi;
+    let mut energy = 0.0;
+    let mut grad = Grad11::zeros();
+    let mut h = Hess11::zeros();
+    // (curvature set, its rest value, weight of its energy ½ w B (κ − κ̄)²/L)
+    let mut add_bending =
+        |kappa: [f64; 2], gk: [Grad11; 2], hk: [Hess11; 2], rest: [f64; 2], w: f64| {
+            for c in 0..2 {
+                let d = kappa[c] - rest[c];
+                let b = w * inv_l * k.bend[c];
+                energy += 0.5 * b * d * d;
+                grad += gk[c] * (b * d);
+                if hessian {
+                    h += (gk[c] * gk[c].transpose()) * b + hk[c] * (b * d);
+                }
+            }
+        };
+    match k.form {
+        CurvatureForm::Averaged => {
+            let (kappa, gk, hk) = curvature_derivatives(&g, m, hessian);
+            let r = k.rest_curvature;
+            let rest = [0.5 * (r[0][0] + r[1][0]), 0.5 * (r[0][1] + r[1][1])];
+            add_bending(kappa, gk, hk, rest, 1.0);
+        }
+        CurvatureForm::PerEdge => {
+            let z = Vec3::zeros();
+            let only_e = EdgePair {
+                m1e: m.m1e,
+                m2e: m.m2e,
+                m1f: z,
+                m2f: z,
+            };
+            let only_f = EdgePair {
+                m1e: z,
+                m2e: z,
+                m1f: m.m1f,
+                m2f: m.m2f,
+            };
+            for (j, pair) in [only_e, only_f].iter().enumerate() {
+                // ω^j = 2 × the averaged formulas with the other edge's directors zeroed.
+                let (kappa, gk, hk) = curvature_derivatives(&g, pair, hessian);
+                add_bending(
+                    [2.0 * kappa[0], 2.0 * kappa[1]],
+                    [gk[0] * 2.0, gk[1] * 2.0],
+                    [hk[0] * 2.0, hk[1] * 2.0],
+                    k.rest_curvature[j],
+                    0.5,
+                );
+            }
+        }
+    }
+    // Twist: ∂m_ref/∂e = κb/(2|e|), ∂m_ref/∂f = κb/(2|f|) (the holonomy of DER eq. 9 in edge
+    // variables); θ enters linearly.
+    let Geometry {
+        ne,
+        nf,
+        te,
+        tf,
+        chi,
+        kb,
+        tt,
+    } = g;
+    let dt = tau - k.rest_twist;
+    let ct = inv_l * k.twist;
+    let gtau = scatter(&(kb / (2.0 * ne)), -1.0, 1.0, &(kb / (2.0 * nf)));
+    energy += 0.5 * ct * dt * dt;
+    grad += gtau * (ct * dt);
+    if hessian {
+        let _ = tf;
+        let te_tt = te + tt;
+        let tf_tt = g.tf + tt;
+        let tau_ee = -(kb * te_tt.transpose() + te_tt * kb.transpose()) / (4.0 * ne * ne);
+        let tau_ff = -(kb * tf_tt.transpose() + tf_tt * kb.transpose()) / (4.0 * nf * nf);
+        let tau_ef = (2.0 / chi * skew(&te) - kb * tt.transpose()) / (2.0 * ne * nf);
+        h += (gtau * gtau.transpose()) * ct;
+        let z = Vec3::zeros();
+        scatter_hessian(
+            &mut h,
+            ct * dt,
+            &tau_ee,
+            &tau_ff,
+            &tau_ef,
+            [&z, &z, &z, &z],
+            [0.0, 0.0],
+        );
+    }
     (energy, grad, h)
 }
 
@@ -323,9 +497,13 @@ mod tests {
                 k: VertexStiffness {
                     bend: [1.3e-3, 0.7e-3],
                     twist: 0.9e-3,
-                    rest_curvature: [0.2 * rng.next(), 0.2 * rng.next()],
+                    rest_curvature: [
+                        [0.2 * rng.next(), 0.2 * rng.next()],
+                        [0.2 * rng.next(), 0.2 * rng.next()],
+                    ],
                     rest_twist: 0.3 * rng.next(),
                     voronoi: 0.011,
+                    form: CurvatureForm::PerEdge,
                 },
             }
         }
@@ -410,11 +588,15 @@ mod tests {
     #[test]
     fn bend_twist_gradient_matches_finite_differences() {
         // Digest U8 (bending and twisting): the analytic gradient against central differences
-        // of the energy with time-transported reference frames, on 20 random bent, twisted
-        // vertices with natural curvature and twist and anisotropic stiffness.
+        // of the energy with time-transported reference frames, on 40 random bent, twisted
+        // vertices with natural curvature and twist and anisotropic stiffness, half of them
+        // with the per-edge curvature (DER 2008), half with the averaged one (IMC).
         let mut rng = Lcg(7);
-        for _ in 0..20 {
-            let b = Base::random(&mut rng);
+        for k in 0..40 {
+            let mut b = Base::random(&mut rng);
+            if k % 2 == 1 {
+                b.k.form = CurvatureForm::Averaged;
+            }
             let (e0, g, _) = b.analytic();
             assert!((e0 - b.energy(&b.q())).abs() <= 1e-14 * e0.abs().max(1e-12));
             let q = b.q();
@@ -440,8 +622,11 @@ mod tests {
         // (the Hessian of the function the Newton line search sees: frames transported from
         // the iterate), relative to the Hessian's largest entry.
         let mut rng = Lcg(11);
-        for _ in 0..20 {
-            let b = Base::random(&mut rng);
+        for k in 0..40 {
+            let mut b = Base::random(&mut rng);
+            if k % 2 == 1 {
+                b.k.form = CurvatureForm::Averaged;
+            }
             let (_, _, h) = b.analytic();
             let q = b.q();
             let scale = h.amax();

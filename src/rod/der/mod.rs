@@ -7,8 +7,10 @@
 //! `m2 = −sin θ u + cos θ v`; material curvature `ω = (κb·m2, −κb·m1)`.
 
 pub mod energy;
+pub mod rest_shape;
 pub mod rod;
 
+pub use rest_shape::{SagFreeError, SagFreeOptions, SagFreeReport};
 pub use rod::DerRod;
 
 use crate::math::{Mat3, Vec3, skew};

@@ -71,45 +71,45 @@ pub struct DerRod {
     /// Euler and Newton).
     pub config: CosseratConfig,
     /// All nodes, ghosts included [m].
-    x: Vec<Vec3>,
+    pub(crate) x: Vec<Vec3>,
     /// Node velocities [m/s].
     v: Vec<Vec3>,
     /// Edge angles from the reference frame [rad].
-    theta: Vec<f64>,
+    pub(crate) theta: Vec<f64>,
     /// Edge angle rates [rad/s].
     omega: Vec<f64>,
     /// Reference director `a1` per edge (unit, ⟂ its edge).
-    a1: Vec<Vec3>,
+    pub(crate) a1: Vec<Vec3>,
     /// Reference twist per vertex (vertex k joins edges k and k+1) [rad], unwrapped.
-    mref: Vec<f64>,
+    pub(crate) mref: Vec<f64>,
     /// Rest edge lengths [m].
-    rest: Vec<f64>,
+    pub(crate) rest: Vec<f64>,
     /// Elastic constants per vertex.
-    stiff: Vec<VertexStiffness>,
+    pub(crate) stiff: Vec<VertexStiffness>,
     /// Lumped node masses [kg] (ghosts: 0).
-    mass: Vec<f64>,
+    pub(crate) mass: Vec<f64>,
     /// Rotational inertia of each edge about its tangent `ρ J |ē|` [kg m²].
-    inertia: Vec<f64>,
+    pub(crate) inertia: Vec<f64>,
     /// Index of the rod's node 0 among all nodes (1 after a start ghost).
-    first: usize,
+    pub(crate) first: usize,
     work: Work,
 }
 
 /// Index of node `i`'s first coordinate.
 #[inline]
-fn xi(i: usize) -> usize {
+pub(crate) fn xi(i: usize) -> usize {
     4 * i
 }
 
 /// Index of edge `e`'s angle.
 #[inline]
-fn ti(e: usize) -> usize {
+pub(crate) fn ti(e: usize) -> usize {
     4 * e + 3
 }
 
 /// The material frame `(m1, m2)` of an edge with reference director `a1`, tangent `t`, angle θ.
 #[inline]
-fn material(a1: &Vec3, t: &Vec3, theta: f64) -> (Vec3, Vec3) {
+pub(crate) fn material(a1: &Vec3, t: &Vec3, theta: f64) -> (Vec3, Vec3) {
     let a2 = t.cross(a1);
     let (s, c) = theta.sin_cos();
     (c * a1 + s * a2, -s * a1 + c * a2)
@@ -130,6 +130,37 @@ fn transport(x0: &[Vec3], a0: &[Vec3], m0: &[f64], x: &[Vec3], a: &mut [Vec3], m
         let tf = (x[k + 2] - x[k + 1]).normalize();
         m[k] = energy::reference_twist(&a[k], &te, &a[k + 1], &tf, m0[k]);
     }
+}
+
+/// The first index of each held unknown (a node's 3 coordinates or an edge's angle) for
+/// the end conditions, with the rod's node 0 at `f` and node N at `last` (digest A6: a clamp
+/// holds its ghost edge, its angle and the end node; a pin holds the end node).
+pub(crate) fn held_dofs(
+    ends: (EndCondition, EndCondition),
+    f: usize,
+    last: usize,
+) -> [Option<usize>; 6] {
+    let mut pins = [None; 6];
+    let mut np = 0;
+    let mut push = |i: usize| {
+        pins[np] = Some(i);
+        np += 1;
+    };
+    if ends.0 != EndCondition::Free {
+        push(xi(f));
+    }
+    if ends.0 == EndCondition::Clamped {
+        push(xi(f - 1));
+        push(ti(f - 1));
+    }
+    if ends.1 != EndCondition::Free {
+        push(xi(last));
+    }
+    if ends.1 == EndCondition::Clamped {
+        push(xi(last + 1));
+        push(ti(last));
+    }
+    pins
 }
 
 impl DerRod {
@@ -214,9 +245,10 @@ impl DerRod {
                     // κ1 (toward m1) bends about d2: EI₂ = C^Ω.y; κ2 about d1: C^Ω.x.
                     bend: [by, bx],
                     twist: gj,
-                    rest_curvature: [om.y * lv, -om.x * lv],
+                    rest_curvature: [[om.y * lv, -om.x * lv]; 2],
                     rest_twist: om.z * lv,
                     voronoi: lv,
+                    form: energy::CurvatureForm::PerEdge,
                 }
             })
             .collect();
@@ -281,6 +313,28 @@ impl DerRod {
         DerRod::new(params, ends, config, x, vec![Quat::from_matrix(&frame); n])
     }
 
+    /// A rod at rest along the polyline `x` (N+1 nodes), material frames carried along it by
+    /// parallel transport (Bishop frames, θ = 0) from `normal` at the start, with the rest
+    /// shape set to this configuration (lengths, curvatures and twist as authored).
+    pub fn from_centerline(
+        mut params: CosseratParams,
+        ends: (EndCondition, EndCondition),
+        config: CosseratConfig,
+        x: Vec<Vec3>,
+        normal: &Vec3,
+    ) -> Self {
+        let n = x.len() - 1;
+        params.segments = n;
+        params.segment_length = (0..n).map(|e| (x[e + 1] - x[e]).norm()).sum::<f64>() / n as f64;
+        let frames = super::bishop_frames(&x, normal)
+            .iter()
+            .map(|(t, u, v)| Quat::from_matrix(&Mat3::from_columns(&[*u, *v, *t])))
+            .collect();
+        let mut rod = DerRod::new(params, ends, config, x, frames);
+        rod.set_rest_to_current();
+        rod
+    }
+
     /// Make the current configuration the rest shape: rest edge lengths, and natural
     /// curvature and twist per vertex (Bergou 2008 Algorithm 1 step 1: ω̄ from the rest
     /// shape). Used for rods authored in a shape, and by the sag-free optimiser.
@@ -304,9 +358,23 @@ impl DerRod {
                     + if ghost(k + 1) { 0.0 } else { self.rest[k + 1] });
             let s = &mut self.stiff[k];
             s.voronoi = lv;
-            s.rest_curvature = energy::curvature(&e, &f, &pair);
+            s.rest_curvature = energy::edge_curvatures(&e, &f, &pair);
             s.rest_twist = self.theta[k + 1] - self.theta[k] + self.mref[k];
         }
+    }
+
+    /// Rest lengths of the N segments [m] (ghost edges excluded).
+    pub fn rest_lengths(&self) -> &[f64] {
+        &self.rest[self.first..self.first + self.params.segments]
+    }
+
+    /// Rest material curvatures (ω̄^e, ω̄^f) and rest twist τ̄ per vertex, integrated, ghost
+    /// vertices included (the clamp vertex first when the start is clamped).
+    pub fn rest_strains(&self) -> Vec<([[f64; 2]; 2], f64)> {
+        self.stiff
+            .iter()
+            .map(|s| (s.rest_curvature, s.rest_twist))
+            .collect()
     }
 
     /// Segments N (of the rod, ghosts excluded).
@@ -369,27 +437,40 @@ impl DerRod {
             .collect()
     }
 
-    /// Integrated material curvature (κ1, κ2) and twist τ per vertex, ghost vertices included.
-    pub fn strains(&self) -> Vec<([f64; 2], f64)> {
-        let edges = self.x.len() - 1;
-        (0..edges - 1)
+    /// The bending strain every vertex uses (default: per edge, Bergou 2008).
+    pub fn set_curvature_form(&mut self, form: energy::CurvatureForm) {
+        self.stiff.iter_mut().for_each(|s| s.form = form);
+    }
+
+    /// The edge pair of vertex k (edge vectors and directors).
+    fn vertex(&self, k: usize) -> (Vec3, Vec3, EdgePair) {
+        let (e, f) = (self.x[k + 1] - self.x[k], self.x[k + 2] - self.x[k + 1]);
+        let (te, tf) = (e.normalize(), f.normalize());
+        let (m1e, m2e) = material(&self.a1[k], &te, self.theta[k]);
+        let (m1f, m2f) = material(&self.a1[k + 1], &tf, self.theta[k + 1]);
+        (e, f, EdgePair { m1e, m2e, m1f, m2f })
+    }
+
+    /// Per vertex (ghost vertices included): the integrated material curvatures in the frames
+    /// of its two edges (ω^e, ω^f) and the integrated twist τ.
+    pub fn strains(&self) -> Vec<([[f64; 2]; 2], f64)> {
+        (0..self.x.len() - 2)
             .map(|k| {
-                let (e, f) = (self.x[k + 1] - self.x[k], self.x[k + 2] - self.x[k + 1]);
-                let (te, tf) = (e.normalize(), f.normalize());
-                let (m1e, m2e) = material(&self.a1[k], &te, self.theta[k]);
-                let (m1f, m2f) = material(&self.a1[k + 1], &tf, self.theta[k + 1]);
-                let kappa = energy::curvature(&e, &f, &EdgePair { m1e, m2e, m1f, m2f });
-                (kappa, self.theta[k + 1] - self.theta[k] + self.mref[k])
+                let (e, f, pair) = self.vertex(k);
+                (
+                    energy::edge_curvatures(&e, &f, &pair),
+                    self.theta[k + 1] - self.theta[k] + self.mref[k],
+                )
             })
             .collect()
     }
 
-    /// Largest pointwise bending curvature `|κ|/L` over the vertices [1/m].
+    /// Largest pointwise bending curvature `|κb|/L` over the vertices [1/m].
     pub fn max_curvature(&self) -> f64 {
         self.strains()
             .iter()
             .zip(&self.stiff)
-            .map(|((k, _), s)| (k[0] * k[0] + k[1] * k[1]).sqrt() / s.voronoi)
+            .map(|((w, _), s)| w[0][0].hypot(w[0][1]) / s.voronoi)
             .fold(0.0, f64::max)
     }
 
@@ -401,14 +482,10 @@ impl DerRod {
             se += stretch(&(self.x[e + 1] - self.x[e]), self.rest[e], ea, false).0;
         }
         let mut bt = 0.0;
-        for ((kappa, tau), s) in self.strains().iter().zip(&self.stiff) {
-            let d = [
-                kappa[0] - s.rest_curvature[0],
-                kappa[1] - s.rest_curvature[1],
-            ];
-            let dt = tau - s.rest_twist;
-            bt += 0.5 / s.voronoi * (s.bend[0] * d[0] * d[0] + s.bend[1] * d[1] * d[1])
-                + 0.5 / s.voronoi * s.twist * dt * dt;
+        for k in 0..self.x.len() - 2 {
+            let (e, f, pair) = self.vertex(k);
+            let tau = self.theta[k + 1] - self.theta[k] + self.mref[k];
+            bt += energy::bend_twist(&e, &f, &pair, tau, &self.stiff[k], false).0;
         }
         (se, bt)
     }
@@ -776,26 +853,7 @@ impl DerRod {
         };
         phi += pot.evaluate(&x[f..=last], Some(&mut sink));
         // Held unknowns.
-        let mut pins: [Option<usize>; 8] = [None; 8];
-        let mut np = 0;
-        let mut push = |i: usize| {
-            pins[np] = Some(i);
-            np += 1;
-        };
-        if self.ends.0 != EndCondition::Free {
-            push(xi(f));
-        }
-        if self.ends.0 == EndCondition::Clamped {
-            push(xi(f - 1));
-            push(ti(f - 1));
-        }
-        if self.ends.1 != EndCondition::Free {
-            push(xi(last));
-        }
-        if self.ends.1 == EndCondition::Clamped {
-            push(xi(last + 1));
-            push(ti(last));
-        }
+        let pins = held_dofs(self.ends, f, last);
         for p in pins.iter().flatten() {
             let count = if p % 4 == 3 { 1 } else { 3 };
             for c in 0..count {
@@ -817,6 +875,18 @@ impl DerRod {
             }
         }
         phi
+    }
+
+    /// Assemble the static Hessian (no inertia) at the current state and report whether it
+    /// factors without a shift (is positive definite over the free unknowns).
+    pub(crate) fn static_hessian_factors(
+        &mut self,
+        drive: &Drive,
+        pot: &dyn NodePotential,
+    ) -> bool {
+        self.objective(false, None, drive, true, pot);
+        let w = &mut self.work;
+        w.chol.factor_from(&w.h, 0.0).is_ok()
     }
 
     /// Largest position and angle entries of a vector over the unknowns.
