@@ -626,6 +626,9 @@ fn simulate(
             return ExitCode::from(2);
         }
     };
+    for line in sc.rest_shape_notes() {
+        eprintln!("{line}");
+    }
     let duration = sc.file.duration;
     let frames = frames.unwrap_or(if duration > 0.0 { 101 } else { 1 }) as usize;
     let times: Vec<f64> = (0..frames)

@@ -272,8 +272,8 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
         assert!(rep.converged, "twist step {k}: {rep:?}");
     }
     // Compression, quasi-statically as in the paper: the clamp moves 0.3 closer over 30 s of
-    // heavily damped dynamics (backward Euler), then the rod relaxes until every node moves
-    // slower than 1 µm/s. (Static Newton cannot follow the snap from the straight twisted
+    // heavily damped dynamics (backward Euler), then the rod relaxes until φ0 settles.
+    // (Static Newton cannot follow the snap from the straight twisted
     // state to the localized helix, and the localized pattern can slide along the rod on an
     // almost flat energy, which leaves static Newton wandering.)
     let (h, ramp) = (0.01, 30.0);

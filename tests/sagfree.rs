@@ -292,3 +292,40 @@ fn stability_check_tells_a_minimum_from_a_saddle() {
         }
     }
 }
+
+/// The largest node displacement of rod 0 over a scene's duration, sampled every 10 ms.
+fn scene_drift(text: &str) -> (f64, suture::scene::Scene) {
+    let mut sc = suture::scene::parse("hanging_suture_sagfree.toml", text, Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let x0 = sc.world.rods[0].positions().to_vec();
+    let mut worst = 0.0f64;
+    for k in 1..=100 {
+        sc.world.advance_to(k as f64 * 0.01).expect("steps");
+        let m = sc.world.rods[0]
+            .positions()
+            .iter()
+            .zip(&x0)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max);
+        worst = worst.max(m);
+    }
+    (worst, sc)
+}
+
+#[test]
+fn hanging_suture_sagfree_scene_hangs_still_and_sags_without_it() {
+    // Issue #8 Done-when 4: scenes/hanging_suture_sagfree.toml (a J of nylon 2-0 from a needle
+    // holder) stays within 1e-5 m of its authored shape over 1 s; with its authored shape as the
+    // rest shape it moves by more than 1 cm.
+    let text = std::fs::read_to_string("scenes/hanging_suture_sagfree.toml").unwrap();
+    let (still, sc) = scene_drift(&text);
+    let notes = sc.rest_shape_notes();
+    println!("{notes:?}");
+    assert!(notes.len() == 1 && notes[0].contains("stable"), "{notes:?}");
+    let authored = text.replace("rest_shape = \"sag-free\"", "rest_shape = \"authored\"");
+    assert_ne!(authored, text);
+    let (sags, _) = scene_drift(&authored);
+    println!("sag-free: drift {still:.3e} m over 1 s; authored rest shape: {sags:.3e} m");
+    assert!(still < 1e-5, "{still}");
+    assert!(sags > 0.01, "{sags}");
+}

@@ -38,6 +38,14 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/der_midpoint.toml:4:14: solver.integrator is not available with model "der": DER is stepped by backward Euler (IMC thesis eq. 3.6); use "euler""#,
     ),
     (
+        "tests/fixtures/bad/rest_shape_cosserat.toml",
+        r#"tests/fixtures/bad/rest_shape_cosserat.toml:8:14: rods[0].rest_shape needs model "der" (the rest shape of the other models is straight with rest_curvature/rest_twist)"#,
+    ),
+    (
+        "tests/fixtures/bad/sag_free_alpha.toml",
+        r#"tests/fixtures/bad/sag_free_alpha.toml:10:9: rods[0].sag_free.alpha must be in (0, 1] [-], got -1"#,
+    ),
+    (
         "tests/fixtures/bad/motion_times.toml",
         r#"tests/fixtures/bad/motion_times.toml:8:20: rods[0].end_motion.times[2] must be greater than the time before it [s], got 1 after 1"#,
     ),

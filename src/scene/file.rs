@@ -11,7 +11,7 @@ pub enum ModelName {
     Strands,
     /// Soler 2018 dynamic Cosserat rod.
     Cosserat,
-    /// Bergou 2008 discrete elastic rod (not yet available).
+    /// Bergou 2008 discrete elastic rod, implicit (IMC thesis).
     Der,
 }
 
@@ -287,6 +287,12 @@ pub struct RodSection {
     pub mass_damping: Option<f64>,
     /// Stiffness-proportional (strain-rate) damping β [s] (cosserat, newton solver).
     pub stiffness_damping: Option<f64>,
+    /// Rest shape (der): `straight` (default; with `rest_curvature`/`rest_twist`),
+    /// `authored` (the centreline is the rest shape) or `sag-free` (rest shape optimised so
+    /// the centreline is an equilibrium under gravity and the loads, Takahashi–Batty 2025).
+    pub rest_shape: Option<RestShapeName>,
+    /// Settings of the sag-free optimisation.
+    pub sag_free: Option<SagFreeSection>,
     /// Point loads at the ends.
     #[serde(default)]
     pub loads: Vec<LoadSection>,
@@ -294,6 +300,34 @@ pub struct RodSection {
     pub start_motion: Option<MotionSection>,
     /// Motion of a held end.
     pub end_motion: Option<MotionSection>,
+}
+
+/// `rest_shape` values.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestShapeName {
+    /// Straight, with the rod's `rest_curvature` and `rest_twist`.
+    Straight,
+    /// The authored centreline.
+    Authored,
+    /// Optimised so the authored centreline hangs still.
+    SagFree,
+}
+
+/// `[rods.sag_free]`: settings of the sag-free optimisation (digest-sagfree §6).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SagFreeSection {
+    /// Regulariser weight α [-] (default 1e-7).
+    pub alpha: Option<f64>,
+    /// Largest change of a rest curvature component [-] (default √2).
+    pub curvature_bound: Option<f64>,
+    /// Largest change of a rest twist [rad] (default π/8).
+    pub twist_bound: Option<f64>,
+    /// Rest-length bounds as fractions of the authored lengths (default [0.1, 1.1]).
+    pub length_bounds: Option<[f64; 2]>,
+    /// Optimise rest twists too (default true).
+    pub optimise_twist: Option<bool>,
 }
 
 /// `[[rods.loads]]`.

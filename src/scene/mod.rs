@@ -13,6 +13,7 @@ pub use file::{ModelName, SceneFile};
 use crate::contact::{FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
+use crate::rod::der::{SagFreeOptions, SagFreeReport, rest_shape};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
     CosseratConfig, CosseratParams, CosseratRod, DerRod, EndCondition, Integrator, Method, Scheme,
@@ -23,7 +24,7 @@ use crate::sim::suturing::{Suturing, SuturingParams, Target, TargetKind};
 use crate::sim::tool::{NeedleShape, TissuePad, ToolSetup, ToolSpring};
 use crate::sim::{EndMotion, RodDrive, RodModel, SimRod, TipHold, World};
 use crate::tissue::{Tissue, TissueGeometry, TissueParams};
-use file::{EndName, IntegratorName, LoadAt, MotionSection, RodSection, SolverName};
+use file::{EndName, IntegratorName, LoadAt, MotionSection, RestShapeName, RodSection, SolverName};
 
 /// Most tissue lattice nodes per half of the pad (its step stores a dense inverse of
 /// 3 × nodes rows: 600 nodes is a 26 MB matrix, inverted in about a second).
@@ -60,6 +61,42 @@ pub struct Scene {
     pub needle: Option<NeedleShape>,
     /// The tissue pad, if the scene has `[tissue]`.
     pub tissue: Option<TissuePad>,
+    /// Per rod, what the sag-free optimisation did (`rest_shape = "sag-free"`).
+    pub rest_shapes: Vec<Option<SagFreeReport>>,
+}
+
+impl Scene {
+    /// One line per sag-free rod saying what the optimisation did, and a warning line when the
+    /// result is not an equilibrium (the box held it back) or is a saddle (digest-sagfree §4:
+    /// the thread will flip when nudged).
+    pub fn rest_shape_notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, r) in self.rest_shapes.iter().enumerate() {
+            let Some(r) = r else { continue };
+            out.push(format!(
+                "rods[{i}]: sag-free rest shape in {} Gauss–Newton iterations: largest unbalanced force {:.2e} N → {:.2e} N; rest lengths changed ≤ {:.1e}, curvatures ≤ {:.1e}, twists ≤ {:.1e} rad; {}",
+                r.iterations,
+                r.force_before,
+                r.force_after,
+                r.max_length_change,
+                r.max_curvature_change,
+                r.max_twist_change,
+                if r.stable { "stable" } else { "a saddle" }
+            ));
+            if !r.converged {
+                out.push(format!(
+                    "warning: rods[{i}]: the sag-free optimisation did not reach an equilibrium ({} parameters held by their bounds): the thread will still sag; widen [rods.sag_free] bounds or stiffen the thread",
+                    r.box_active
+                ));
+            }
+            if !r.stable {
+                out.push(format!(
+                    "warning: rods[{i}]: the sag-free equilibrium is a saddle of the energy: the smallest disturbance will make the thread flip (a level reach longer than about twice its gravity bending length); shorten the level part or let it settle"
+                ));
+            }
+        }
+        out
+    }
 }
 
 type Ctx<'a> = Doc<'a>;
@@ -324,13 +361,15 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
     let mut rods = Vec::new();
     let mut all_params = Vec::new();
     let mut lengths = Vec::new();
+    let mut rest_shapes = Vec::new();
     for (i, rs) in sf.rods.iter().enumerate() {
         let elements = match (ov.elements, rs.elements) {
             (Some(e), _) => e,
             (None, Some(e)) => check_elements(&[Key("rods"), Idx(i), Key("elements")], e)?,
             (None, None) => default_elements,
         };
-        let (rod, p, len) = build_rod(ctx, i, rs, elements, gravity, config, &dynamics)?;
+        let (rod, p, len, sf) = build_rod(ctx, i, rs, elements, gravity, config, &dynamics)?;
+        rest_shapes.push(sf);
         rods.push(rod);
         all_params.push(p);
         lengths.push(len);
@@ -388,7 +427,54 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         model,
         params: all_params,
         lengths,
+        rest_shapes,
     })
+}
+
+/// `[rods.sag_free]` checked into optimiser settings (defaults where absent).
+fn sag_free_options(
+    ctx: &Ctx,
+    i: usize,
+    sec: Option<&file::SagFreeSection>,
+) -> Result<SagFreeOptions, SceneError> {
+    use Seg::{Idx, Key};
+    let mut o = SagFreeOptions::default();
+    let Some(sec) = sec else {
+        return Ok(o);
+    };
+    let at = |k: &'static str| [Key("rods"), Idx(i), Key("sag_free"), Key(k)];
+    if let Some(a) = sec.alpha {
+        if !(a > 0.0 && a <= 1.0) {
+            return Err(ctx.err(
+                &at("alpha"),
+                format!("must be in (0, 1] [-], got {}", fmt_num(a)),
+            ));
+        }
+        o.alpha = a;
+    }
+    if let Some(b) = sec.curvature_bound {
+        o.curvature_bound = positive(ctx, &at("curvature_bound"), b, "[-]")?;
+    }
+    if let Some(b) = sec.twist_bound {
+        o.twist_bound = positive(ctx, &at("twist_bound"), b, "[rad]")?;
+    }
+    if let Some([lo, hi]) = sec.length_bounds {
+        if !(lo > 0.0 && lo <= 1.0 && hi >= 1.0 && hi.is_finite()) {
+            return Err(ctx.err(
+                &at("length_bounds"),
+                format!(
+                    "must be [low, high] with 0 < low ≤ 1 ≤ high (fractions of the authored lengths), got [{}, {}]",
+                    fmt_num(lo),
+                    fmt_num(hi)
+                ),
+            ));
+        }
+        o.length_bounds = (lo, hi);
+    }
+    if let Some(t) = sec.optimise_twist {
+        o.optimise_twist = t;
+    }
+    Ok(o)
 }
 
 fn rod_params(ctx: &Ctx, i: usize, rs: &RodSection) -> Result<RodParams, SceneError> {
@@ -1027,10 +1113,39 @@ fn build_rod(
     gravity: Vec3,
     config: StrandsConfig,
     dynamics: &Dynamics,
-) -> Result<(SimRod, RodParams, f64), SceneError> {
+) -> Result<(SimRod, RodParams, f64, Option<SagFreeReport>), SceneError> {
     let strands = dynamics.model == ModelName::Strands;
     use Seg::{Idx, Key};
     let at = |k: &'static str| [Key("rods"), Idx(i), Key(k)];
+    let rest_shape = rs.rest_shape.unwrap_or(RestShapeName::Straight);
+    if rest_shape != RestShapeName::Straight {
+        if dynamics.model != ModelName::Der {
+            return Err(ctx.err(
+                &at("rest_shape"),
+                "needs model \"der\" (the rest shape of the other models is straight with rest_curvature/rest_twist)"
+                    .to_string(),
+            ));
+        }
+        for (k, present) in [
+            ("rest_curvature", rs.rest_curvature.is_some()),
+            ("rest_twist", rs.rest_twist.is_some()),
+        ] {
+            if present {
+                return Err(ctx.err(
+                    &at(k),
+                    "conflicts with rest_shape: the authored centreline sets the rest shape"
+                        .to_string(),
+                ));
+            }
+        }
+    }
+    if rs.sag_free.is_some() && rest_shape != RestShapeName::SagFree {
+        return Err(ctx.err(
+            &at("sag_free"),
+            "needs rest_shape = \"sag-free\"".to_string(),
+        ));
+    }
+    let sag_free_options = sag_free_options(ctx, i, rs.sag_free.as_ref())?;
     if rs.centerline.len() < 2 {
         return Err(ctx.err(
             &at("centerline"),
@@ -1303,6 +1418,7 @@ fn build_rod(
         Box::new(c)
     });
     let mut lagged = None;
+    let mut sag_free_report = None;
     let model = if strands {
         let ei = params.bending_stiffness();
         let stiffness = Vec3::new(ei, ei, params.torsional_stiffness());
@@ -1335,7 +1451,19 @@ fn build_rod(
             EndName::Clamped => EndCondition::Clamped,
         };
         if dynamics.model == ModelName::Der {
-            let rod = DerRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
+            let mut rod = DerRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
+            match rest_shape {
+                RestShapeName::Straight => {}
+                RestShapeName::Authored => rod.set_rest_to_current(),
+                RestShapeName::SagFree => {
+                    let rep =
+                        rest_shape::optimize(&mut rod, &drive.drive_at(0.0), &sag_free_options)
+                            .map_err(|e| {
+                                ctx.err(&at("rest_shape"), format!("= \"sag-free\": {e}"))
+                            })?;
+                    sag_free_report = Some(rep);
+                }
+            }
             RodModel::Der {
                 rod: Box::new(rod),
                 dt: dynamics.dt,
@@ -1364,5 +1492,6 @@ fn build_rod(
         },
         params,
         length,
+        sag_free_report,
     ))
 }
