@@ -377,6 +377,17 @@ impl DerRod {
             .collect()
     }
 
+    /// Copy the dynamic state (positions, velocities, angles, reference frames) of a rod of
+    /// the same shape, without allocating (benchmarks step one rod from a fixed state).
+    pub fn copy_state_from(&mut self, other: &DerRod) {
+        self.x.copy_from_slice(&other.x);
+        self.v.copy_from_slice(&other.v);
+        self.theta.copy_from_slice(&other.theta);
+        self.omega.copy_from_slice(&other.omega);
+        self.a1.copy_from_slice(&other.a1);
+        self.mref.copy_from_slice(&other.mref);
+    }
+
     /// Segments N (of the rod, ghosts excluded).
     pub fn segments(&self) -> usize {
         self.params.segments
