@@ -8,9 +8,11 @@
 
 pub mod energy;
 pub mod rest_shape;
+pub mod ring;
 pub mod rod;
 
 pub use rest_shape::{SagFreeError, SagFreeOptions, SagFreeReport};
+pub use ring::DerRing;
 pub use rod::DerRod;
 
 use crate::math::{Mat3, Vec3, skew};
