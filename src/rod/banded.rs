@@ -206,6 +206,7 @@ impl Banded {
     pub fn factor(&mut self) -> Result<(), NotPositiveDefinite> {
         match self.b {
             8 => self.factor_fixed::<8>(None, 0.0),
+            10 => self.factor_fixed::<10>(None, 0.0),
             _ => self.factor_any(),
         }
     }
@@ -220,6 +221,7 @@ impl Banded {
         );
         match self.b {
             8 => self.factor_fixed::<8>(Some(a), shift),
+            10 => self.factor_fixed::<10>(Some(a), shift),
             _ => {
                 self.band.copy_from_slice(&a.band);
                 if shift > 0.0 {
@@ -344,6 +346,7 @@ impl Banded {
         debug_assert!(x[..start.min(x.len())].iter().all(|v| *v == 0.0));
         match self.b {
             8 => self.solve_fixed::<8>(x, start),
+            10 => self.solve_fixed::<10>(x, start),
             _ => self.solve_any(x, start),
         }
     }
@@ -460,7 +463,16 @@ mod tests {
 
     #[test]
     fn solve_inverts_multiply() {
-        for (n, b) in [(1, 0), (5, 2), (3, 8), (27, 8), (100, 8), (9, 20)] {
+        for (n, b) in [
+            (1, 0),
+            (5, 2),
+            (3, 8),
+            (27, 8),
+            (100, 8),
+            (9, 20),
+            (4, 10),
+            (93, 10),
+        ] {
             let a = random(n, b, 7 + n as u64);
             let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
             let mut rhs = vec![0.0; n];
@@ -530,16 +542,21 @@ mod tests {
 
     #[test]
     fn fixed_bandwidth_factor_matches_general_and_shift_recovers() {
-        // b = 8 takes the right-looking kernel; b = 8 as a "general" matrix is checked by
-        // comparing with the reference left-looking one.
-        let a = random(50, 8, 11);
-        let mut f1 = Banded::new(50, 8);
-        f1.factor_from(&a, 0.0).expect("SPD");
-        let mut f2 = a.clone();
-        f2.factor_any().expect("SPD");
-        for i in 0..50 {
-            for j in 0..=i {
-                assert!((f1.get(i, j) - f2.get(i, j)).abs() < 1e-13, "({i}, {j})");
+        // b = 8 and 10 (Cosserat, DER) take the right-looking kernel; each is checked against
+        // the reference left-looking one.
+        for b in [8, 10] {
+            let a = random(50, b, 11);
+            let mut f1 = Banded::new(50, b);
+            f1.factor_from(&a, 0.0).expect("SPD");
+            let mut f2 = a.clone();
+            f2.factor_any().expect("SPD");
+            for i in 0..50usize {
+                for j in i.saturating_sub(b)..=i {
+                    assert!(
+                        (f1.get(i, j) - f2.get(i, j)).abs() < 1e-13,
+                        "b {b} ({i}, {j})"
+                    );
+                }
             }
         }
         // An indefinite b = 8 matrix fails at the right row and a shift makes it definite.
