@@ -7,6 +7,11 @@
 //! workspace map, so `suture run --device scripted:FILE` reproduces them.
 //!
 //! `cargo run --release --example stitch_script > docs/screens/full_stitch.csv`
+//!
+//! With `-- --soak SECONDS` the trainee then keeps working until SECONDS (issue #9's soak):
+//! wraps the suture round in loops over the wound, as when tying (a 1.5 cm circle every 4 s,
+//! changing sense every 8 s, lifting and pulling up to 1 cm), and lets go and takes the needle
+//! again every 30 s.
 
 use std::f64::consts::PI;
 use suture::coupling::WorkspaceMap;
@@ -64,8 +69,18 @@ fn main() {
             (r * frame.inverse()).scaled_axis(),
         )
     };
+    let args: Vec<String> = std::env::args().collect();
+    let soak = match args.iter().position(|a| a == "--soak") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| *v > 9.7)
+            .expect("--soak SECONDS (more than the stitch's 9.7 s)"),
+        None => 9.7,
+    };
     let h: f64 = 0.01;
     let n = (9.7 / h).round() as usize;
+    let mut last = (Vec3::zeros(), Quat::identity());
     for k in 0..=n {
         let t = k as f64 * h;
         let (phi, cy, off) = pose(t);
@@ -81,8 +96,32 @@ fn main() {
         };
         let (p, r) =
             suture::sim::needle::pose_on_circle(&shape, &Vec3::new(0.0, cy, 0.0), phi, grip);
+        last = (p + off, r);
         let (dp, dr) = to_device(&(p + off), &r);
         let buttons = u32::from((3.5..3.52).contains(&t) || (3.69..3.71).contains(&t));
+        println!(
+            "{t:.2}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {buttons}",
+            dp.x, dp.y, dp.z, dr.x, dr.y, dr.z
+        );
+    }
+    // The soak: loops over the wound from where the stitch ended (pad plane x–z, y up).
+    let (p0, r0) = last;
+    let m = ((soak - 9.7) / h).round() as usize;
+    for k in 1..=m {
+        let t = 9.7 + k as f64 * h;
+        let u = t - 9.7;
+        let ramp = (u / 2.0).min(1.0);
+        let sense = if (u / 8.0).floor() as i64 % 2 == 0 {
+            1.0
+        } else {
+            -1.0
+        };
+        let w = sense * std::f64::consts::TAU / 4.0;
+        let lift = 0.005 * (1.0 - (std::f64::consts::TAU * u / 8.0).cos());
+        let p = p0 + Vec3::new(0.015 * ((w * u).cos() - 1.0), lift, 0.015 * (w * u).sin()) * ramp;
+        let (dp, dr) = to_device(&p, &r0);
+        let c = u % 30.0;
+        let buttons = u32::from((20.0..20.02).contains(&c) || (20.19..20.21).contains(&c));
         println!(
             "{t:.2}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {:.7}, {buttons}",
             dp.x, dp.y, dp.z, dr.x, dr.y, dr.z

@@ -116,11 +116,22 @@ pub struct HapticCore {
     cfg: HapticConfig,
     last: Option<crate::device::DeviceSample>,
     coupled: bool,
-    /// Device faults (I/O or bad reports) so far.
+    /// Device faults (I/O or bad reports, or a force-feedback device gone silent) so far.
     pub device_faults: u64,
     /// Force rendered at the last tick [N] (world frame).
     pub hand_force: Vec3,
+    /// Time of the last fresh sample [s].
+    fresh_at: Option<f64>,
+    /// Longest silence allowed before the device counts as faulted [s] (None: any).
+    silence: Option<f64>,
+    /// Whether the device is in a silence fault.
+    silent: bool,
 }
+
+/// Longest a force-feedback device may go without a fresh report before the loop treats it as
+/// faulted (zero force, ramp back in when it answers) [s]: such devices stream at ≥ 1 kHz, so
+/// 5 ms is five lost reports, and the force is off within the 10 ms issue #9 allows.
+pub const DEVICE_SILENCE: f64 = 0.005;
 
 impl HapticCore {
     /// A core over `device` with `cfg`.
@@ -132,7 +143,17 @@ impl HapticCore {
             coupled: false,
             device_faults: 0,
             hand_force: Vec3::zeros(),
+            fresh_at: None,
+            silence: None,
+            silent: false,
         }
+    }
+
+    /// Treat a silence longer than `limit` [s] (no fresh sample) as a device fault. For
+    /// devices that stream reports; input devices that report only on change must not set it.
+    pub fn with_silence_limit(mut self, limit: f64) -> Self {
+        self.silence = Some(limit);
+        self
     }
 
     /// One tick at time `now` [s] with the newest tool state `proxy`. Returns the target for
@@ -140,8 +161,31 @@ impl HapticCore {
     pub fn tick(&mut self, now: f64, proxy: Option<ProxyState>) -> Option<ToolTarget> {
         let dt = self.cfg.period.as_secs_f64();
         match self.device.poll(now) {
-            Ok(Some(s)) => self.last = Some(s),
-            Ok(None) => {}
+            Ok(Some(s)) => {
+                self.last = Some(s);
+                self.fresh_at = Some(now);
+                if self.silent {
+                    // Back from a silence: ramp in from zero.
+                    self.silent = false;
+                    self.cfg.limiter.restart();
+                }
+            }
+            Ok(None) => {
+                if let (Some(limit), Some(fresh)) = (self.silence, self.fresh_at)
+                    && now - fresh > limit
+                {
+                    // The device stopped answering: its last pose is stale. Zero the force,
+                    // release the motors, count the outage once.
+                    if !self.silent {
+                        self.silent = true;
+                        self.device_faults += 1;
+                    }
+                    self.cfg.limiter.restart();
+                    self.hand_force = Vec3::zeros();
+                    let _ = self.device.command(&Vec3::zeros(), &Vec3::zeros(), false);
+                    return None;
+                }
+            }
             Err(_) => {
                 // A fault: zero force now, ramp back in from zero once the device answers.
                 self.device_faults += 1;
@@ -238,7 +282,13 @@ pub fn spawn(
         // A tick delayed by preemption is made up at once, up to HAPTIC_MAX_LAG: the device
         // keeps its 1 kHz on a busy 2-core machine; a longer stall is given up, never burst.
         let mut pacer = Pacer::catching_up(cfg.period, HAPTIC_MAX_LAG);
+        // A force-feedback device streams: a silence is a fault. An input-only device may
+        // report only when moved.
+        let streams = device.max_force() > 0.0;
         let mut core = HapticCore::new(device, cfg);
+        if streams {
+            core = core.with_silence_limit(DEVICE_SILENCE);
+        }
         let mut dropped = 0u64;
         let mut compute = Duration::ZERO;
         let mut ticks = 0u64;

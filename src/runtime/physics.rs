@@ -116,6 +116,7 @@ pub fn spawn(
                 }
             }
             let grasped = drive.grasped;
+            let step_ok = result.is_ok();
             match result {
                 Ok(rep) => {
                     steps += 1;
@@ -129,13 +130,16 @@ pub fn spawn(
             let published = (Instant::now() - start).as_secs_f64();
             let tool_state = tool_state(&world, &drive);
             if let Some((_, _, pos, rot, vel, ang)) = tool_state {
+                // A failed step (the solver rolled the world back, e.g. after a non-finite
+                // state) decouples the hand for that tick: the haptic loop renders zero and
+                // ramps the force back in when the next step succeeds.
                 let _ = links.proxy.try_push(ProxyState {
                     published,
                     position: pos,
                     rotation: rot,
                     velocity: vel,
                     angular_velocity: ang,
-                    coupled: grasped,
+                    coupled: grasped && step_ok,
                 });
             }
             if steps.is_multiple_of(links.snapshot_every.max(1)) {

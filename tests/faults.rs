@@ -1,0 +1,413 @@
+//! Fault injection (issue #9 Done-when 2): a live session (haptic and physics loops, recorder)
+//! on a suture held by the tool, with one fault each: the device stops answering, returns
+//! garbage, is unplugged and comes back; the physics is driven into a non-finite state; the
+//! recorder's disk fails; the render thread stalls. Each test asserts
+//! - the force bound: every force sent to the device is finite and within its limit, the force
+//!   is zero within 10 ms of a hand-safety fault and ramps back in (no step) afterwards;
+//! - the fault report (counted in the session's report);
+//! - the recording's integrity: it decodes, its steps run without a gap from step 0, and what
+//!   was recorded before the fault is all there.
+//!
+//! Timing: the loops run in real time (1 kHz); the tests run one at a time.
+
+use ringbuf::HeapRb;
+use ringbuf::traits::{Consumer, Producer, Split};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use suture::coupling::WorkspaceMap;
+use suture::device::{DeviceError, DeviceSample, HapticDevice, ScriptedDevice};
+use suture::math::{Quat, Vec3};
+use suture::runtime::run::{self, RAMP, RunReport, RunSetup};
+use suture::scene::{self, Overrides};
+use suture::session::format::{self, Header, Recording};
+
+/// One test at a time: each runs two 1 kHz threads on a two-core machine.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A 10 cm nylon 2-0 suture clamped at the origin, its free end held by the tool.
+const SCENE: &str = r#"
+version = 1
+[solver]
+model = "cosserat"
+dt = 1e-3
+elements = 30
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+end = "free"
+mass_damping = 2.0
+[tool]
+mass = 0.02
+frequency = 15.915
+damping_ratio = 1.0
+"#;
+
+/// The device's force limit [N].
+const MAX_FORCE: f64 = 3.0;
+
+/// What the test device does in its fault window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    None,
+    /// Polls return nothing new (a stalled USB stream).
+    Silent,
+    /// Polls return undecodable reports.
+    Garbage,
+    /// Polls fail with an I/O error (unplugged), then the device answers again.
+    Unplugged,
+    /// Reports decode to an absurd pose (1e200 m): the physics goes non-finite.
+    Absurd,
+}
+
+/// A stylus that pulls the suture's tip 1 cm up and holds it (a steady pull), with `fault` in
+/// [from, to) s; every command it receives goes to `log` (t, |f|, motors enabled).
+struct TestDevice {
+    inner: ScriptedDevice,
+    fault: Fault,
+    from: f64,
+    to: f64,
+    t: f64,
+    log: ringbuf::HeapProd<(f64, f64, bool)>,
+}
+
+impl HapticDevice for TestDevice {
+    fn name(&self) -> &str {
+        "fault-injection"
+    }
+    fn poll(&mut self, t: f64) -> Result<Option<DeviceSample>, DeviceError> {
+        self.t = t;
+        let s = self.inner.poll(t)?;
+        if t < self.from || t >= self.to {
+            return Ok(s);
+        }
+        match self.fault {
+            Fault::None => Ok(s),
+            Fault::Silent => Ok(None),
+            Fault::Garbage => Err(DeviceError::BadReport("checksum mismatch".into())),
+            Fault::Unplugged => Err(DeviceError::Io("device disconnected".into())),
+            Fault::Absurd => Ok(s.map(|mut s| {
+                s.position = Vec3::new(1e200, -1e200, 1e200);
+                s
+            })),
+        }
+    }
+    fn command(&mut self, f: &Vec3, _: &Vec3, enable: bool) -> Result<(), DeviceError> {
+        let _ = self.log.try_push((self.t, f.norm(), enable));
+        Ok(())
+    }
+    fn max_force(&self) -> f64 {
+        MAX_FORCE
+    }
+}
+
+/// A recording target shared with the test; with `fail_after`, writes fail once that many
+/// bytes are in (a full disk).
+#[derive(Clone)]
+struct Disk {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    fail_after: Option<usize>,
+}
+
+impl Write for Disk {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut b = self.bytes.lock().unwrap();
+        if let Some(limit) = self.fail_after
+            && b.len() + buf.len() > limit
+        {
+            return Err(std::io::Error::other("No space left on device (injected)"));
+        }
+        b.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What a run left: the report, the device's command log and the recorded bytes.
+struct Outcome {
+    report: RunReport,
+    commands: Vec<(f64, f64, bool)>,
+    recording: Vec<u8>,
+}
+
+/// Run the scene for `seconds` with `fault` in [from, to) s, recording to `disk`; `during`
+/// runs on the main thread while the loops run (it may read snapshots).
+fn session(
+    fault: Fault,
+    (from, to): (f64, f64),
+    seconds: f64,
+    disk: Disk,
+    during: impl FnOnce(&mut run::Running),
+) -> Outcome {
+    let sc = scene::parse("faults.toml", SCENE, Overrides::default()).unwrap();
+    let tool = sc.tool.unwrap();
+    let frame = run::tool_frame(&sc.world, &tool);
+    let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.3, 0, 0.01, 0, 0, 0, 0, 0\n";
+    let (log, mut log_rx) = HeapRb::<(f64, f64, bool)>::new(1 << 16).split();
+    let device = TestDevice {
+        inner: ScriptedDevice::parse("hold.csv", script).unwrap(),
+        fault,
+        from,
+        to,
+        t: 0.0,
+        log,
+    };
+    let header = Header {
+        crate_version: env!("CARGO_PKG_VERSION").to_string(),
+        scene_path: "faults.toml".into(),
+        scene_text: SCENE.into(),
+        device: "fault-injection".into(),
+        ..Default::default()
+    };
+    let setup = RunSetup {
+        world: sc.world,
+        tool,
+        device: Box::new(device),
+        map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
+            .unwrap()
+            .with_frame(frame),
+        device_max_stiffness: 0.0,
+        haptic_period: Duration::from_millis(1),
+        physics_dt: Duration::from_millis(1),
+        snapshot_every: 16,
+        record: Some((Box::new(disk.clone()), header)),
+    };
+    let mut running = run::start(setup).unwrap();
+    let t0 = std::time::Instant::now();
+    during(&mut running);
+    let left = Duration::from_secs_f64(seconds).saturating_sub(t0.elapsed());
+    std::thread::sleep(left);
+    let report = running.stop().unwrap();
+    let mut commands = Vec::new();
+    while let Some(c) = log_rx.try_pop() {
+        commands.push(c);
+    }
+    let recording = disk.bytes.lock().unwrap().clone();
+    println!("{fault:?}:\n{report}\nrecorder: {:?}", report.recorder);
+    Outcome {
+        report,
+        commands,
+        recording,
+    }
+}
+
+fn disk() -> Disk {
+    Disk {
+        bytes: Arc::new(Mutex::new(Vec::new())),
+        fail_after: None,
+    }
+}
+
+/// Every command is finite and within the limit; the force is zero from `from + 10 ms` to `to`
+/// (a hand-safety fault); after `to` it ramps in: no tick adds more than the limit's ramp.
+fn assert_force_bound(o: &Outcome, zero_window: Option<(f64, f64)>) {
+    let step = MAX_FORCE * 1e-3 / RAMP;
+    assert!(o.commands.len() > 1000, "{} commands", o.commands.len());
+    for &(t, f, _) in &o.commands {
+        assert!(f.is_finite() && f <= MAX_FORCE + 1e-9, "t {t}: force {f}");
+    }
+    // The steady pull is felt before any fault (the test is not vacuous).
+    let before = o
+        .commands
+        .iter()
+        .filter(|c| (0.6..0.7).contains(&c.0))
+        .map(|c| c.1)
+        .fold(0.0, f64::max);
+    assert!(
+        before > 0.05,
+        "no steady force before the fault: {before} N"
+    );
+    if let Some((from, to)) = zero_window {
+        let during: Vec<_> = o
+            .commands
+            .iter()
+            .filter(|c| c.0 >= from + 0.010 && c.0 < to)
+            .collect();
+        assert!(!during.is_empty(), "no command during the fault");
+        for c in &during {
+            assert!(c.1 == 0.0, "t {}: {} N during the fault", c.0, c.1);
+        }
+        // Ramp in: from the fault's end on, each tick adds at most the ramp's step (the
+        // motors' release when the session stops, enable = false, is not a rendered force).
+        let after: Vec<_> = o.commands.iter().filter(|c| c.0 >= to && c.2).collect();
+        for w in after.windows(2) {
+            assert!(
+                w[1].1 <= w[0].1 + step + 1e-9,
+                "t {}: force jumps {} → {} N",
+                w[1].0,
+                w[0].1,
+                w[1].1
+            );
+        }
+        let back = after
+            .iter()
+            .filter(|c| c.0 >= to + 0.1)
+            .map(|c| c.1)
+            .fold(0.0, f64::max);
+        assert!(back > 0.05, "the force did not come back: {back} N");
+    }
+}
+
+/// The recording decodes, its steps run from 0 without a gap, and (if `through` is given)
+/// it holds every step up to that time [s].
+fn assert_recording(o: &Outcome, complete: bool, through: f64) -> Recording {
+    let (rec, err) = format::salvage(&o.recording);
+    if complete {
+        assert!(err.is_none(), "recording damaged: {err:?}");
+        assert!(rec.end.is_some(), "no end record");
+    }
+    assert!(!rec.steps.is_empty());
+    for (i, s) in rec.steps.iter().enumerate() {
+        assert_eq!(s.step, i as u64 + 1, "gap at step {i}");
+    }
+    let covered = rec.steps.len() as f64 * 1e-3;
+    assert!(
+        covered >= through,
+        "{covered} s of steps recorded, {through} s expected"
+    );
+    assert!(
+        rec.samples.len() as f64 >= 0.9 * through / 1e-3,
+        "{} samples",
+        rec.samples.len()
+    );
+    rec
+}
+
+#[test]
+fn device_that_stops_answering_is_a_fault_with_zero_force_and_a_ramp_back() {
+    let _s = serial();
+    let o = session(Fault::Silent, (0.8, 1.1), 1.6, disk(), |_| {});
+    assert!(
+        o.report.haptic.device_faults == 1,
+        "{}",
+        o.report.haptic.device_faults
+    );
+    assert_force_bound(&o, Some((0.8, 1.1)));
+    assert_recording(&o, true, 1.5);
+    assert_eq!(o.report.physics.failed, 0);
+}
+
+#[test]
+fn garbage_reports_are_faults_with_zero_force_and_a_ramp_back() {
+    let _s = serial();
+    let o = session(Fault::Garbage, (0.8, 1.0), 1.5, disk(), |_| {});
+    let n = o.report.haptic.device_faults;
+    assert!((150..=210).contains(&n), "{n} faults for 200 bad polls");
+    assert_force_bound(&o, Some((0.8, 1.0)));
+    assert_recording(&o, true, 1.4);
+}
+
+#[test]
+fn unplugged_device_that_comes_back_resumes_with_a_ramp() {
+    let _s = serial();
+    let o = session(Fault::Unplugged, (0.8, 1.2), 1.7, disk(), |_| {});
+    assert!(
+        o.report.haptic.device_faults >= 300,
+        "{}",
+        o.report.haptic.device_faults
+    );
+    assert_force_bound(&o, Some((0.8, 1.2)));
+    let rec = assert_recording(&o, true, 1.6);
+    // The faulted ticks record no device sample; those before and after are all there.
+    let gap = rec
+        .samples
+        .iter()
+        .filter(|s| (0.81..1.19).contains(&s.t) && s.sample.is_some())
+        .count();
+    assert_eq!(gap, 0, "samples recorded while unplugged");
+}
+
+#[test]
+fn non_finite_physics_is_rolled_back_reported_and_never_felt() {
+    let _s = serial();
+    let o = session(Fault::Absurd, (0.8, 0.9), 1.5, disk(), |_| {});
+    let p = &o.report.physics;
+    println!("last error: {:?}", p.last_error);
+    assert!(p.failed >= 50, "{} failed steps", p.failed);
+    assert!(p.last_error.is_some());
+    // The world came through finite and the session went on.
+    assert!(
+        p.world.rods[0]
+            .positions()
+            .iter()
+            .all(|x| x.iter().all(|v| v.is_finite()))
+    );
+    assert!(p.steps as f64 >= 0.99 * o.report.wall / 1e-3 - 100.0 - 2.0 - p.failed as f64);
+    assert_eq!(o.report.haptic.non_finite, 0);
+    assert_force_bound(&o, Some((0.8, 0.9)));
+    assert_recording(&o, true, 1.4);
+}
+
+#[test]
+fn recorder_disk_failure_keeps_what_was_written_and_the_session_goes_on() {
+    let _s = serial();
+    let d = Disk {
+        bytes: Arc::new(Mutex::new(Vec::new())),
+        fail_after: Some(250_000),
+    };
+    let o = session(Fault::None, (0.0, 0.0), 1.5, d, |_| {});
+    let r = &o.report;
+    assert!(
+        r.recorder.error.is_some(),
+        "the write error was not reported"
+    );
+    // The loops kept their rate (the recorder is off the real-time path).
+    assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert_eq!(r.physics.failed, 0);
+    assert_force_bound(&o, None);
+    // Everything written before the failure decodes: steps from 0 with no gap, the whole
+    // chunks (the last, partial one is cut), and it covers the time before the disk filled.
+    assert!(o.recording.len() <= 250_000);
+    let rec = assert_recording(&o, false, 0.2);
+    println!(
+        "{} bytes written: {} steps, {} samples recovered",
+        o.recording.len(),
+        rec.steps.len(),
+        rec.samples.len()
+    );
+}
+
+#[test]
+fn stalled_render_thread_costs_snapshots_not_rate_or_force() {
+    let _s = serial();
+    let o = session(Fault::None, (0.0, 0.0), 2.0, disk(), |running| {
+        // The render thread takes snapshots for 0.5 s, then hangs for 1 s holding one.
+        let t0 = std::time::Instant::now();
+        let mut seen = 0u64;
+        while t0.elapsed() < Duration::from_millis(500) {
+            if let Some(s) = running.snapshots.latest() {
+                seen = seen.max(s.step);
+            }
+            std::thread::sleep(Duration::from_millis(16));
+        }
+        assert!(seen > 0, "no snapshot before the stall");
+        std::thread::sleep(Duration::from_millis(1000));
+        let after = running.snapshots.latest().map_or(0, |s| s.step);
+        assert!(after > seen, "snapshots did not resume: {seen} → {after}");
+    });
+    let r = &o.report;
+    assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert!(r.physics.skipped_snapshots > 0, "the stall was not seen");
+    assert_eq!(r.haptic.device_faults + r.physics.failed, 0);
+    assert_force_bound(&o, None);
+    // The force stayed smooth through the stall: no tick jumps by more than the ramp step.
+    let step = MAX_FORCE * 1e-3 / RAMP;
+    for w in o.commands.windows(2).filter(|w| w[0].0 > 0.5 && w[1].2) {
+        assert!(
+            (w[1].1 - w[0].1).abs() <= step,
+            "t {}: {} → {} N",
+            w[1].0,
+            w[0].1,
+            w[1].1
+        );
+    }
+    assert_recording(&o, true, 1.9);
+}
