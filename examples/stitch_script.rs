@@ -9,9 +9,9 @@
 //! `cargo run --release --example stitch_script > docs/screens/full_stitch.csv`
 //!
 //! With `-- --soak SECONDS` the trainee then keeps working until SECONDS (issue #9's soak):
-//! wraps the suture round in loops over the wound, as when tying (a 1 cm circle every 6 s,
-//! changing sense every 12 s, lifting up to 4 mm), and lets go and takes the needle again every
-//! 30 s.
+//! eases the pull (6 mm back toward the wound) and keeps the needle moving in loops as when
+//! tying (a 5 mm circle every 6 s, changing sense every 12 s, lifting up to 2 mm), letting go
+//! of the needle and taking it again every 30 s.
 
 use std::f64::consts::PI;
 use suture::coupling::WorkspaceMap;
