@@ -292,3 +292,21 @@ fn contact_scenes_rest_and_wrap_without_sinking() {
         assert!(active >= min_active, "{scene}: {active} contacts");
     }
 }
+
+/// Fuzzing regression (issue #9), `fuzz/artifacts/scene/timeout-f63f71ff…`: the knot-tying scene
+/// with its pad mutated to 48 cm wide, which puts each half's lattice at the 600-node limit.
+/// Under the fuzzer's sanitizers its load took over 10 s (libFuzzer's timeout); in release it
+/// loads in about 2 s (the pad's dense implicit step is inverted once). It must load, and run.
+#[test]
+fn fuzz_scene_timeout_f63f71ff_a_pad_at_the_lattice_limit_loads_and_runs() {
+    let path = "tests/fixtures/fuzz/scene-timeout-f63f71ff.toml";
+    let mut sc = scene::load(path, Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc.world.suturing.is_some());
+    sc.world.advance_to(0.01).expect("steps");
+    assert!(
+        sc.world.rods[0]
+            .positions()
+            .iter()
+            .all(|x| x.iter().all(|v| v.is_finite()))
+    );
+}
