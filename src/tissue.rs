@@ -370,10 +370,7 @@ impl Half {
             self.rhs[3 * i..3 * i + 3].copy_from_slice(r.as_slice());
         }
         // z = A⁻¹ rhs. The inverse is symmetric: row r of it is column r, contiguous.
-        for r in 0..dim {
-            let col = self.inv.column(r);
-            self.z[r] = col.iter().zip(&self.rhs).map(|(a, b)| a * b).sum();
-        }
+        sym_mul(&self.inv, &self.rhs, &mut self.z[..dim]);
         // Woodbury (push-through form) for A + U S Uᵀ, U = the springs' weights, S = h² K_s:
         // v' = z − A⁻¹U (I + S Uᵀ A⁻¹ U)⁻¹ S Uᵀ z.
         let m = springs.len();
@@ -848,5 +845,77 @@ impl Tissue {
                 .chain(&h.v)
                 .all(|x| x.iter().all(|c| c.is_finite()))
         })
+    }
+}
+
+/// `z = A b` for a symmetric `A` (column-major, so row `r` is the contiguous column `r`):
+/// each `z_r` is the dot product of column `r` with `b`, summed in index order from −0.0 as
+/// `Iterator::sum` does, so the result is bit for bit that of the plain loop; four columns are
+/// summed side by side, which hides the latency of the additions (about 3× faster).
+fn sym_mul(a: &DMatrix<f64>, b: &[f64], z: &mut [f64]) {
+    let n = z.len();
+    debug_assert!(a.nrows() == n && a.ncols() == n && b.len() >= n);
+    let s = a.as_slice();
+    let b = &b[..n];
+    let mut r = 0;
+    while r + 4 <= n {
+        let (c0, c1, c2, c3) = (
+            &s[r * n..(r + 1) * n],
+            &s[(r + 1) * n..(r + 2) * n],
+            &s[(r + 2) * n..(r + 3) * n],
+            &s[(r + 3) * n..(r + 4) * n],
+        );
+        let mut acc = [-0.0f64; 4];
+        for k in 0..n {
+            let bk = b[k];
+            acc[0] += c0[k] * bk;
+            acc[1] += c1[k] * bk;
+            acc[2] += c2[k] * bk;
+            acc[3] += c3[k] * bk;
+        }
+        z[r..r + 4].copy_from_slice(&acc);
+        r += 4;
+    }
+    for (rr, zr) in z.iter_mut().enumerate().skip(r) {
+        *zr = s[rr * n..(rr + 1) * n]
+            .iter()
+            .zip(b)
+            .map(|(x, y)| x * y)
+            .sum();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sym_mul` is bit for bit the plain `Iterator::sum` dot products (a replay of a session
+    /// recorded before it must not diverge), for sizes with and without a remainder of 4.
+    #[test]
+    fn sym_mul_matches_the_plain_loop_bit_for_bit() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in [1, 3, 4, 7, 8, 13, 297] {
+            let mut a = DMatrix::<f64>::zeros(n, n);
+            for i in 0..n {
+                for j in 0..=i {
+                    let v = rnd() * 10f64.powi((i % 7) as i32 - 3);
+                    a[(i, j)] = v;
+                    a[(j, i)] = v;
+                }
+            }
+            let b: Vec<f64> = (0..n).map(|_| rnd()).collect();
+            let mut z = vec![0.0; n];
+            sym_mul(&a, &b, &mut z);
+            for (r, zr) in z.iter().enumerate() {
+                let plain: f64 = a.column(r).iter().zip(&b).map(|(x, y)| x * y).sum();
+                assert_eq!(zr.to_bits(), plain.to_bits(), "n = {n}, row {r}");
+            }
+        }
     }
 }

@@ -368,9 +368,17 @@ fn newton(
     // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
     // equilibrium (the Newton model is poor there) and relaxed after full steps.
     let mut min_shift = 0.0f64;
+    // Whether `work.h` is out of date: the accepted point of the last line search was a
+    // backtracked trial, evaluated without its Hessian.
+    let mut stale = false;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
             return Err(CosseratError::NonFinite { iteration: it });
+        }
+        if stale {
+            // The same point and the same arithmetic as the trial: Φ and g are unchanged.
+            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
+            stale = false;
         }
         // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
         // (a large perturbation, digest D.13) the exact Hessian can be so indefinite that only
@@ -441,8 +449,10 @@ fn newton(
                 w.q_trial[e] = qn;
                 qerr = qerr.max(er);
             }
-            // The last allowed iteration's trial is never factored: gradient only.
-            let eval = if it + 1 == max_iterations {
+            // The full step is assembled with its Hessian (it is usually taken); a backtracked
+            // trial, and the last allowed iteration's, only with its gradient: the Hessian is
+            // assembled once the next iteration needs it (`stale`).
+            let eval = if it + 1 == max_iterations || t < 0.3 * t_max {
                 Eval::Gradient
             } else {
                 Eval::Full(Hessian::Exact)
@@ -457,6 +467,7 @@ fn newton(
             {
                 phi = phi_t + 0.0;
                 accepted = true;
+                stale = t < 0.3 * t_max;
                 break;
             }
             t *= 0.5;
