@@ -59,6 +59,11 @@ enum Command {
         /// Do not record the session.
         #[arg(long)]
         no_record: bool,
+        /// Run the haptic and physics loops at normal priority (by default they ask for
+        /// SCHED_FIFO 80 and 70, which needs root, CAP_SYS_NICE or an rtprio limit; refused,
+        /// they run at normal priority and the run says so).
+        #[arg(long)]
+        no_realtime: bool,
     },
     /// Replay a recorded session: `--headless --verify` re-simulates it from the recorded
     /// targets and checks every step and state digest bit for bit (exit 0 only if all match,
@@ -155,6 +160,7 @@ fn main() -> ExitCode {
         shot_at: 0.5,
         record: None,
         no_record: false,
+        no_realtime: false,
     });
     match command {
         Command::Run {
@@ -167,6 +173,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            no_realtime,
         } => run::run(run::RunArgs {
             scene,
             device,
@@ -177,6 +184,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            no_realtime,
         }),
         Command::Replay {
             file,

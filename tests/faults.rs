@@ -179,6 +179,8 @@ fn session(
         physics_dt: Duration::from_millis(1),
         snapshot_every: 16,
         record: Some((Box::new(disk.clone()), header)),
+        // As `suture run` does (SCHED_FIFO where permitted).
+        realtime: true,
     };
     let mut running = run::start(setup).unwrap();
     let t0 = std::time::Instant::now();

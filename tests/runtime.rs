@@ -113,6 +113,7 @@ mod haptic {
                 recorder: suture::session::recorder::RecorderTx::disabled(),
             },
             stop.clone(),
+            false,
         );
         // The physics stand-in, on this thread. Drain the targets as the physics would.
         // Paced as the physics loop is (missed ticks made up, up to 20 ms).
@@ -189,6 +190,7 @@ mod end_to_end {
     use suture::coupling::WorkspaceMap;
     use suture::device::{DeviceError, DeviceSample, HapticDevice, ScriptedDevice};
     use suture::math::{Quat, Vec3};
+    use suture::runtime::pacer::{HAPTIC_PRIORITY, PHYSICS_PRIORITY, Priority};
     use suture::runtime::run::{self, RunSetup};
     use suture::scene::{self, Overrides};
 
@@ -230,6 +232,8 @@ damping_ratio = 1.0
             physics_dt: Duration::from_millis(1),
             snapshot_every: 16,
             record: None,
+            // As `suture run` does (SCHED_FIFO where permitted).
+            realtime: true,
         }
     }
 
@@ -255,6 +259,15 @@ damping_ratio = 1.0
         println!("end to end: tip {tip:?} (error {err:.2e} m)\n{r}");
         assert!(err < 1e-3, "tip {tip:?}");
         assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+        // Both loops asked for real-time scheduling and got the same answer (granted where
+        // the user may, e.g. as root on CI; refused otherwise).
+        match (r.haptic.priority, r.physics.priority) {
+            (Priority::Realtime(h), Priority::Realtime(p)) => {
+                assert_eq!((h, p), (HAPTIC_PRIORITY, PHYSICS_PRIORITY))
+            }
+            (Priority::Refused(a), Priority::Refused(b)) => assert_eq!(a, b),
+            other => panic!("priorities {other:?}"),
+        }
         // Watchdog stalls (physics state older than 5 ms) are per-tick events that a shared VM
         // can cause on its own: printed above, not asserted.
         assert_eq!((r.haptic.device_faults, r.haptic.non_finite), (0, 0));

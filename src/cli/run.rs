@@ -30,6 +30,8 @@ pub struct RunArgs {
     pub record: Option<String>,
     /// Do not record.
     pub no_record: bool,
+    /// Do not ask for real-time scheduling.
+    pub no_realtime: bool,
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -250,6 +252,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         physics_dt: Duration::from_secs_f64(dt),
         snapshot_every: 16,
         record,
+        realtime: !a.no_realtime,
     };
     let mut running = match run::start(setup) {
         Ok(r) => r,

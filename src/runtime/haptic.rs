@@ -4,7 +4,7 @@
 //! limiter. It never locks, allocates, logs or does I/O other than the device's own reports;
 //! queues are ringbuf SPSC rings.
 
-use super::pacer::Pacer;
+use super::pacer::{HAPTIC_PRIORITY, Pacer, Priority, request_realtime};
 use super::stats::LoopSummary;
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
@@ -106,6 +106,8 @@ pub struct HapticReport {
     pub stalls: u64,
     /// Targets dropped because the physics did not keep up with the queue.
     pub dropped_targets: u64,
+    /// The scheduling the loop's thread ran under.
+    pub priority: Priority,
 }
 
 /// One haptic tick's work, apart from the pacing: read the device, map its pose, render the
@@ -264,13 +266,15 @@ const FIGURES_EVERY: u64 = 100;
 
 /// Run the haptic loop on a new thread until `stop` is set. Times are seconds since `start`,
 /// the clock origin shared with the physics loop (ProxyState::published). `figures` (if any)
-/// receives the loop's figures every 100 ticks.
+/// receives the loop's figures every 100 ticks. With `realtime` the thread asks for
+/// `SCHED_FIFO` at [`HAPTIC_PRIORITY`] (the report says what it got).
 pub fn spawn(
     start: Instant,
     device: Box<dyn HapticDevice>,
     cfg: HapticConfig,
     links: HapticLinks,
     stop: Arc<AtomicBool>,
+    realtime: bool,
 ) -> std::thread::JoinHandle<HapticReport> {
     let HapticLinks {
         mut proxy,
@@ -279,6 +283,11 @@ pub fn spawn(
         mut recorder,
     } = links;
     std::thread::spawn(move || {
+        let priority = if realtime {
+            request_realtime(HAPTIC_PRIORITY)
+        } else {
+            Priority::NotAsked
+        };
         // A tick delayed by preemption is made up at once, up to HAPTIC_MAX_LAG: the device
         // keeps its 1 kHz on a busy 2-core machine; a longer stall is given up, never burst.
         let mut pacer = Pacer::catching_up(cfg.period, HAPTIC_MAX_LAG);
@@ -330,6 +339,7 @@ pub fn spawn(
             clamped: core.cfg.limiter.clamps,
             stalls: core.cfg.watchdog.stalls,
             dropped_targets: dropped,
+            priority,
         }
     })
 }

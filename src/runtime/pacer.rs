@@ -85,9 +85,109 @@ impl Pacer {
     }
 }
 
+/// Scheduling priority of the haptic loop's thread under `SCHED_FIFO` (1–99; above the physics
+/// loop's, so the 1 kHz force loop is never the one preempted).
+pub const HAPTIC_PRIORITY: i32 = 80;
+
+/// Scheduling priority of the physics loop's thread under `SCHED_FIFO`.
+pub const PHYSICS_PRIORITY: i32 = 70;
+
+/// The scheduling a loop's thread ran under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Priority {
+    /// Not asked for: the normal time-sharing policy.
+    #[default]
+    NotAsked,
+    /// `SCHED_FIFO` at this priority.
+    Realtime(i32),
+    /// Asked for and refused with this OS error code (0: not supported on this OS); the loop
+    /// ran at normal priority.
+    Refused(i32),
+}
+
+impl std::fmt::Display for Priority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Priority::NotAsked => write!(f, "normal priority"),
+            Priority::Realtime(p) => write!(f, "SCHED_FIFO {p}"),
+            Priority::Refused(0) => write!(
+                f,
+                "normal priority (real-time scheduling is only requested on Linux)"
+            ),
+            Priority::Refused(e) => write!(
+                f,
+                "normal priority (SCHED_FIFO refused: {}; grant CAP_SYS_NICE or an rtprio limit)",
+                std::io::Error::from_raw_os_error(*e)
+            ),
+        }
+    }
+}
+
+/// Ask for the real-time `SCHED_FIFO` policy at `priority` for the calling thread, as haptic
+/// servo loops do (CHAI3D's haptics thread, OpenHaptics' scheduler), so the process's other
+/// threads (recorder, viewer, memory sampling) and other programs' threads never preempt it.
+/// The loops sleep most of each period, well within Linux's real-time throttling (95 % of each
+/// second). Returns what was obtained; when refused (an unprivileged user needs
+/// `CAP_SYS_NICE` or an `rtprio` limit, see README) the loop runs at normal priority.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // one FFI call on the calling thread's own handle
+pub fn request_realtime(priority: i32) -> Priority {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pthread_self() is the calling thread's valid handle; `param` outlives the call.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Priority::Realtime(priority)
+    } else {
+        Priority::Refused(rc)
+    }
+}
+
+/// Real-time scheduling is only requested on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn request_realtime(_priority: i32) -> Priority {
+    Priority::Refused(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scheduling policy and real-time priority of the calling thread, from
+    /// /proc/thread-self/stat (fields 41 and 40; 1 = SCHED_FIFO).
+    #[cfg(target_os = "linux")]
+    fn own_policy() -> (u32, u32) {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("procfs");
+        // Fields after the parenthesised command name (which may hold spaces), from field 3.
+        let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        (f[41 - 3].parse().unwrap(), f[40 - 3].parse().unwrap())
+    }
+
+    /// `request_realtime` reports what the kernel did: when it says SCHED_FIFO 80 the thread
+    /// runs under SCHED_FIFO at 80; when it says refused, the error is EPERM and the thread
+    /// is still time-shared.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn realtime_request_reports_what_the_thread_got() {
+        std::thread::spawn(|| {
+            assert_eq!(own_policy(), (0, 0), "a new thread is time-shared");
+            match request_realtime(HAPTIC_PRIORITY) {
+                Priority::Realtime(p) => {
+                    assert_eq!(p, HAPTIC_PRIORITY);
+                    assert_eq!(own_policy(), (1, HAPTIC_PRIORITY as u32));
+                }
+                Priority::Refused(e) => {
+                    assert_eq!(e, libc::EPERM, "{}", Priority::Refused(e));
+                    assert_eq!(own_policy(), (0, 0));
+                }
+                Priority::NotAsked => panic!("asked"),
+            }
+        })
+        .join()
+        .expect("the probe thread");
+    }
 
     /// Busy-wait (a stand-in for a slow step: sleeping would not load the core).
     fn work(d: Duration) {

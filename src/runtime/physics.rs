@@ -5,7 +5,7 @@
 //! allocated with the rods and snapshots come from a preallocated pool.
 
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
-use super::pacer::Pacer;
+use super::pacer::{PHYSICS_PRIORITY, Pacer, Priority, request_realtime};
 use super::stats::LoopSummary;
 use crate::math::{Quat, Vec3};
 use crate::session::format::{DigestRecord, EventRecord};
@@ -47,6 +47,8 @@ pub struct PhysicsReport {
     pub world: World,
     /// The held rod and its coupling at the end (its last force on the rod).
     pub tool: Option<(usize, ToolSpring)>,
+    /// The scheduling the loop's thread ran under.
+    pub priority: Priority,
 }
 
 /// The physics loop's links to the other threads.
@@ -66,7 +68,8 @@ pub struct PhysicsLinks {
 }
 
 /// Run the physics loop on a new thread until `stop` is set. `tool` is the held rod and its
-/// coupling spring (None: no device-driven tool). Times are seconds since `start`.
+/// coupling spring (None: no device-driven tool). Times are seconds since `start`. With
+/// `realtime` the thread asks for `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loop.
 pub fn spawn(
     start: Instant,
     mut world: World,
@@ -74,8 +77,14 @@ pub fn spawn(
     dt: Duration,
     mut links: PhysicsLinks,
     stop: Arc<AtomicBool>,
+    realtime: bool,
 ) -> std::thread::JoinHandle<PhysicsReport> {
     std::thread::spawn(move || {
+        let priority = if realtime {
+            request_realtime(PHYSICS_PRIORITY)
+        } else {
+            Priority::NotAsked
+        };
         // Simulated time stays on the wall clock: a slow step's missed ticks are made up,
         // a lag beyond MAX_LAG is given up (counted in `dropped_ticks`).
         let mut pacer = Pacer::catching_up(dt, MAX_LAG);
@@ -180,6 +189,7 @@ pub fn spawn(
             skipped_snapshots: links.snapshots.skipped,
             world,
             tool: drive.tool,
+            priority,
         }
     })
 }

@@ -52,6 +52,10 @@ pub struct RunSetup {
     /// by the caller; the coupling, tool, periods and start time are filled in here). None:
     /// no recording.
     pub record: Option<(Box<dyn std::io::Write + Send>, Header)>,
+    /// Ask for real-time scheduling (`SCHED_FIFO`) for the haptic and physics loops' threads
+    /// (runtime::pacer::request_realtime); refused, they run at normal priority and the
+    /// report says so.
+    pub realtime: bool,
 }
 
 /// A running session.
@@ -175,6 +179,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
             recorder: rec_haptic,
         },
         stop.clone(),
+        setup.realtime,
     );
     let physics = physics::spawn(
         started,
@@ -190,6 +195,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
             recorder: rec_physics,
         },
         stop.clone(),
+        setup.realtime,
     );
     Ok(Running {
         stop,
@@ -269,10 +275,11 @@ impl fmt::Display for RunReport {
             p.failed,
             p.dropped_ticks
         )?;
-        write!(
+        writeln!(
             f,
             "device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}, wall {:.2} s",
             h.device_faults, h.stalls, h.clamped, h.non_finite, self.wall
-        )
+        )?;
+        write!(f, "threads: haptic {}, physics {}", h.priority, p.priority)
     }
 }
