@@ -9,9 +9,10 @@
 //! `cargo run --release --example stitch_script > docs/screens/full_stitch.csv`
 //!
 //! With `-- --soak SECONDS` the trainee then keeps working until SECONDS (issue #9's soak):
-//! eases the pull (6 mm back toward the wound) and keeps the needle moving in loops as when
-//! tying (a 5 mm circle every 6 s, changing sense every 12 s, lifting up to 2 mm), letting go
-//! of the needle and taking it again every 30 s.
+//! keeps the needle moving in loops over the wound from where the stitch ended, as when tying
+//! (a 1.5 cm circle every 4 s, changing sense every 8 s, lifting up to 1 cm over 8 s, reached
+//! over the first 2 s), letting go of the needle 20 s into every 30 s and taking it again at
+//! its point 0.19 s later.
 
 use std::f64::consts::PI;
 use suture::coupling::WorkspaceMap;
