@@ -14,7 +14,7 @@
 //! (digest C.1).
 
 use super::energy::{self, Hessian};
-use super::potential::{NodePotential, PotentialSink};
+use super::potential::{NodePotential, PotentialSink, woodbury};
 use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
 use crate::math::{Quat, Vec3, exp_quat};
 
@@ -298,58 +298,6 @@ fn report_residual(rod: &CosseratRod, fscale: f64, l: f64) -> f64 {
     (f / fscale).max(m / (fscale * l))
 }
 
-/// Correct `dz = B⁻¹(−g)` for the rank-one terms: `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹`
-/// with `S = C⁻¹ + UᵀB⁻¹U` (Woodbury), one banded solve per term and an m×m dense solve
-/// (m = active terms, small: the pairs in contact).
-fn woodbury(w: &mut super::Work) {
-    let m = w.low_rank.len();
-    if m == 0 {
-        return;
-    }
-    let dim = w.dz.len();
-    w.wb_y.clear();
-    w.wb_y.resize(m * dim, 0.0);
-    let dot = |t: &super::LowRank, v: &[f64]| -> f64 {
-        let mut s = 0.0;
-        for a in 0..4 {
-            for k in 0..3 {
-                s += t.u[3 * a + k] * v[xi(t.nodes[a]) + k];
-            }
-        }
-        s
-    };
-    for (k, t) in w.low_rank.iter().enumerate() {
-        let y = &mut w.wb_y[k * dim..(k + 1) * dim];
-        let mut first = dim;
-        for a in 0..4 {
-            for c in 0..3 {
-                y[xi(t.nodes[a]) + c] += t.u[3 * a + c];
-            }
-            first = first.min(xi(t.nodes[a]));
-        }
-        w.chol.solve_from(y, first);
-    }
-    let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
-    let mut r = nalgebra::DVector::<f64>::zeros(m);
-    for (a, ta) in w.low_rank.iter().enumerate() {
-        for b in 0..m {
-            s[(a, b)] = dot(ta, &w.wb_y[b * dim..(b + 1) * dim]);
-        }
-        s[(a, a)] += 1.0 / ta.c;
-        r[a] = dot(ta, &w.dz);
-    }
-    let Some(ch) = s.cholesky() else {
-        return; // keep the banded step (a descent direction all the same)
-    };
-    let z = ch.solve(&r);
-    for b in 0..m {
-        let y = &w.wb_y[b * dim..(b + 1) * dim];
-        for (d, yv) in w.dz.iter_mut().zip(y) {
-            *d -= yv * z[b];
-        }
-    }
-}
-
 /// Newton iterations on Φ from the current state (ends already imposed).
 fn newton(
     rod: &mut CosseratRod,
@@ -411,7 +359,7 @@ fn newton(
         let w = &mut rod.work;
         w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
         w.chol.solve(&mut w.dz);
-        woodbury(w);
+        woodbury(&w.chol, &w.low_rank, xi, &mut w.dz, &mut w.wb_y);
         let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
         let (dx_max, dth_max) = largest(&w.dz, n);
         // Work of the dead end torques along the step, τ·(R dθ) per unit t.

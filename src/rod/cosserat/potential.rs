@@ -21,6 +21,68 @@ pub struct LowRank {
     pub c: f64,
 }
 
+/// Correct a Newton step `dz = B⁻¹(−g)`, solved with the factorisation `chol` of the banded
+/// part `B`, for the rank-one terms: `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹` with
+/// `S = C⁻¹ + UᵀB⁻¹U` (Woodbury), one banded solve per term and an m×m dense solve (m = the
+/// terms, small: the pairs in contact). `index(node)` is the solver's index of the node's
+/// first position coordinate (6 node for the Cosserat rod, 4 node + offset for DER); `y` is
+/// scratch. If `S` is not positive definite the banded step is kept (a descent direction all
+/// the same).
+pub(crate) fn woodbury(
+    chol: &Banded,
+    terms: &[LowRank],
+    index: impl Fn(usize) -> usize,
+    dz: &mut [f64],
+    y: &mut Vec<f64>,
+) {
+    let m = terms.len();
+    if m == 0 {
+        return;
+    }
+    let dim = dz.len();
+    y.clear();
+    y.resize(m * dim, 0.0);
+    let dot = |t: &LowRank, v: &[f64]| -> f64 {
+        let mut s = 0.0;
+        for a in 0..4 {
+            for k in 0..3 {
+                s += t.u[3 * a + k] * v[index(t.nodes[a]) + k];
+            }
+        }
+        s
+    };
+    for (k, t) in terms.iter().enumerate() {
+        let yk = &mut y[k * dim..(k + 1) * dim];
+        let mut first = dim;
+        for a in 0..4 {
+            for c in 0..3 {
+                yk[index(t.nodes[a]) + c] += t.u[3 * a + c];
+            }
+            first = first.min(index(t.nodes[a]));
+        }
+        chol.solve_from(yk, first);
+    }
+    let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
+    let mut r = nalgebra::DVector::<f64>::zeros(m);
+    for (a, ta) in terms.iter().enumerate() {
+        for b in 0..m {
+            s[(a, b)] = dot(ta, &y[b * dim..(b + 1) * dim]);
+        }
+        s[(a, a)] += 1.0 / ta.c;
+        r[a] = dot(ta, dz);
+    }
+    let Some(ch) = s.cholesky() else {
+        return;
+    };
+    let z = ch.solve(&r);
+    for b in 0..m {
+        let yb = &y[b * dim..(b + 1) * dim];
+        for (d, yv) in dz.iter_mut().zip(yb) {
+            *d -= yv * z[b];
+        }
+    }
+}
+
 /// Where a potential writes its gradient and Hessian (over node positions).
 pub struct PotentialSink<'a> {
     pub(crate) g: &'a mut [f64],

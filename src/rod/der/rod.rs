@@ -22,6 +22,7 @@ use super::energy::{self, EdgePair, VertexStiffness};
 use super::{parallel_transport, stretch};
 use crate::math::{E3, Mat3, Quat, Vec3};
 use crate::rod::banded::Banded;
+use crate::rod::cosserat::potential::woodbury;
 use crate::rod::cosserat::{
     CosseratConfig, CosseratError, CosseratParams, CosseratReport, Drive, EndCondition, LowRank,
     MAX_POTENTIAL_RETRIES, NoPotential, NodePotential, PotentialSink,
@@ -913,59 +914,6 @@ impl DerRod {
         (fx, ft)
     }
 
-    /// Woodbury correction of `dz` for self-contact's rank-one terms (as the Cosserat solver).
-    fn woodbury(&mut self) {
-        let off = 4 * self.first;
-        let w = &mut self.work;
-        let m = w.low_rank.len();
-        if m == 0 {
-            return;
-        }
-        let dim = w.dz.len();
-        w.wb_y.clear();
-        w.wb_y.resize(m * dim, 0.0);
-        let idx = |node: usize| off + 4 * node;
-        let dot = |t: &LowRank, v: &[f64]| -> f64 {
-            let mut s = 0.0;
-            for a in 0..4 {
-                for k in 0..3 {
-                    s += t.u[3 * a + k] * v[idx(t.nodes[a]) + k];
-                }
-            }
-            s
-        };
-        for (k, t) in w.low_rank.iter().enumerate() {
-            let y = &mut w.wb_y[k * dim..(k + 1) * dim];
-            let mut first = dim;
-            for a in 0..4 {
-                for c in 0..3 {
-                    y[idx(t.nodes[a]) + c] += t.u[3 * a + c];
-                }
-                first = first.min(idx(t.nodes[a]));
-            }
-            w.chol.solve_from(y, first);
-        }
-        let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
-        let mut r = nalgebra::DVector::<f64>::zeros(m);
-        for (a, ta) in w.low_rank.iter().enumerate() {
-            for b in 0..m {
-                s[(a, b)] = dot(ta, &w.wb_y[b * dim..(b + 1) * dim]);
-            }
-            s[(a, a)] += 1.0 / ta.c;
-            r[a] = dot(ta, &w.dz);
-        }
-        let Some(ch) = s.cholesky() else {
-            return;
-        };
-        let z = ch.solve(&r);
-        for b in 0..m {
-            let y = &w.wb_y[b * dim..(b + 1) * dim];
-            for (d, yv) in w.dz.iter_mut().zip(y) {
-                *d -= yv * z[b];
-            }
-        }
-    }
-
     /// Work of the dead end torques along `dz` per unit step.
     fn torque_work(&self, drive: &Drive) -> f64 {
         let n = self.params.segments;
@@ -1027,7 +975,15 @@ impl DerRod {
                 w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
                 w.chol.solve(&mut w.dz);
             }
-            self.woodbury();
+            let off = 4 * self.first;
+            let w = &mut self.work;
+            woodbury(
+                &w.chol,
+                &w.low_rank,
+                |node| off + 4 * node,
+                &mut w.dz,
+                &mut w.wb_y,
+            );
             let w = &self.work;
             let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
             let (dx_max, dth_max) = Self::largest(&w.dz);
