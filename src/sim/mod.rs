@@ -461,6 +461,26 @@ fn pose_obstacles(contact: &mut Option<Box<ObstacleContact>>, motions: &[EndMoti
     }
 }
 
+/// The rod's obstacle contact and self-contact as one potential for its solver (an absent one
+/// is `none`, `none2`).
+fn contact_potentials<'a>(
+    contact: &'a mut Option<Box<ObstacleContact>>,
+    self_contact: &'a mut Option<Box<SelfContact>>,
+    none: &'a mut NoPotential,
+    none2: &'a mut NoPotential,
+) -> Both<'a> {
+    Both {
+        a: match contact {
+            Some(k) => k.as_mut(),
+            None => none,
+        },
+        b: match self_contact {
+            Some(k) => k.as_mut(),
+            None => none2,
+        },
+    }
+}
+
 /// Advance one dynamic rod (Cosserat or DER) from `t0` to `t` [s] (`span.0` is its index):
 /// the equilibrium at `t` when quasi-static, else equal steps of at most `dt`.
 #[allow(clippy::too_many_arguments)]
@@ -483,16 +503,7 @@ fn advance_dynamic(
     let (mut none, mut none2) = (NoPotential, NoPotential);
     if quasi_static {
         pose_obstacles(contact, motions, t);
-        let mut both = Both {
-            a: match contact {
-                Some(k) => k.as_mut(),
-                None => &mut none,
-            },
-            b: match self_contact {
-                Some(k) => k.as_mut(),
-                None => &mut none2,
-            },
-        };
+        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
         let last = c
             .equilibrate_with(&drive.drive_at(t), &mut both)
             .map_err(|e| err(t, e.into()))?;
@@ -516,16 +527,7 @@ fn advance_dynamic(
         let tk = t0 + span * k as f64 / steps as f64;
         let h = span / steps as f64;
         pose_obstacles(contact, motions, tk);
-        let mut both = Both {
-            a: match contact {
-                Some(k) => k.as_mut(),
-                None => &mut none,
-            },
-            b: match self_contact {
-                Some(k) => k.as_mut(),
-                None => &mut none2,
-            },
-        };
+        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
         last = c
             .step_with(h, &drive.drive_at(tk), &mut both)
             .map_err(|e| err(tk, e.into()))?;
