@@ -9,10 +9,18 @@
 //! `cargo run --release --example stitch_script > docs/screens/full_stitch.csv`
 //!
 //! With `-- --soak SECONDS` the trainee then keeps working until SECONDS (issue #9's soak):
-//! keeps the needle moving in loops over the wound from where the stitch ended, as when tying
-//! (a 1.5 cm circle every 4 s, changing sense every 8 s, lifting up to 1 cm over 8 s, reached
-//! over the first 2 s), letting go of the needle 20 s into every 30 s and taking it again at
-//! its point 0.19 s later.
+//! keeps the needle moving in loops from where the stitch ended, as when wrapping the suture
+//! for an instrument tie, letting go of the needle 20 s into every 30 s and taking it again at
+//! its point 0.19 s later. The loops (a circle every 4 s, changing sense every 8 s, reached
+//! over the first 2 s) are either
+//! - `--loops within-reach` (the default): 1 cm across the line from the swage to the exit
+//!   mark, drawing toward the mark and back over 8 s. The suture's tail is clamped and the
+//!   stitch is tight, so these keep the swage no farther from the mark than the stitch left
+//!   it, as a trainee who feels the suture go taut does; or
+//! - `--loops wide`: the first soak's, 1.5 cm over the wound, lifting up to 1 cm over 8 s.
+//!   They draw the swage up to 3 cm farther from the mark: the trainee pulls against the taut
+//!   suture (3–7 N of tension, the hand at the device's 3 N for much of the time) and breaks it
+//!   sooner or later.
 
 use std::f64::consts::PI;
 use suture::coupling::WorkspaceMap;
@@ -105,8 +113,42 @@ fn main() {
             dp.x, dp.y, dp.z, dr.x, dr.y, dr.z
         );
     }
-    // The soak: loops over the wound from where the stitch ended (pad plane x–z, y up).
+    let wide = match args.iter().position(|a| a == "--loops") {
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("wide") => true,
+            Some("within-reach") => false,
+            _ => panic!("--loops within-reach|wide"),
+        },
+        None => false,
+    };
+    // The soak: loops from where the stitch ended (pad plane x–z, y up). Within reach: with
+    // s0 the swage there and d0 its distance to the exit mark X, the swage (the needle keeps
+    // its frame, so it moves as the grip) follows
+    //   s0 + ramp·(α (X − s0) + r ((cos ωu − 1) e1 + sin ωu e2)),  e1, e2 ⟂ X − s0,
+    // whose distance to X is at most √((1 − α)² d0² + 4 r²) < d0 for α ≥ 0.2, r = 5 mm.
     let (p0, r0) = last;
+    let (phi_end, cy_end, off) = pose(9.7);
+    let s0 = Vec3::new(0.0, cy_end, 0.0)
+        + Vec3::new(
+            (phi_end - shape.arc_angle).cos(),
+            (phi_end - shape.arc_angle).sin(),
+            0.0,
+        ) * shape.curvature_radius
+        + off;
+    let exit = su
+        .targets
+        .iter()
+        .find(|t| t.kind == suture::sim::suturing::TargetKind::Exit)
+        .expect("the scene marks the exit")
+        .position;
+    let to_exit = exit - s0;
+    let d0 = to_exit.norm();
+    let (e1, e2) = (Vec3::z().cross(&to_exit).normalize(), Vec3::z());
+    let r = 0.005;
+    assert!(
+        (0.64 * d0 * d0 + 4.0 * r * r).sqrt() < d0,
+        "the loops would pull the suture (d0 = {d0} m)"
+    );
     let m = ((soak - 9.7) / h).round() as usize;
     for k in 1..=m {
         let t = 9.7 + k as f64 * h;
@@ -118,8 +160,14 @@ fn main() {
             -1.0
         };
         let w = sense * std::f64::consts::TAU / 4.0;
-        let lift = 0.005 * (1.0 - (std::f64::consts::TAU * u / 8.0).cos());
-        let p = p0 + Vec3::new(0.015 * ((w * u).cos() - 1.0), lift, 0.015 * (w * u).sin()) * ramp;
+        let slow = (std::f64::consts::TAU * u / 8.0).cos();
+        let p = if wide {
+            let lift = 0.005 * (1.0 - slow);
+            p0 + Vec3::new(0.015 * ((w * u).cos() - 1.0), lift, 0.015 * (w * u).sin()) * ramp
+        } else {
+            let alpha = 0.3 - 0.1 * slow;
+            p0 + (to_exit * alpha + (e1 * ((w * u).cos() - 1.0) + e2 * (w * u).sin()) * r) * ramp
+        };
         let (dp, dr) = to_device(&p, &r0);
         let c = u % 30.0;
         let buttons = u32::from((20.0..20.02).contains(&c) || (20.19..20.21).contains(&c));
