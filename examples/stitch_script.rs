@@ -128,13 +128,10 @@ fn main() {
     // whose distance to X is at most √((1 − α)² d0² + 4 r²) < d0 for α ≥ 0.2, r = 5 mm.
     let (p0, r0) = last;
     let (phi_end, cy_end, off) = pose(9.7);
-    let s0 = Vec3::new(0.0, cy_end, 0.0)
-        + Vec3::new(
-            (phi_end - shape.arc_angle).cos(),
-            (phi_end - shape.arc_angle).sin(),
-            0.0,
-        ) * shape.curvature_radius
-        + off;
+    // Gripped at arc fraction 0, the needle's grip point is its swage.
+    let s0 =
+        suture::sim::needle::pose_on_circle(&shape, &Vec3::new(0.0, cy_end, 0.0), phi_end, 0.0).0
+            + off;
     let exit = su
         .targets
         .iter()

@@ -400,15 +400,7 @@ fn suture_step(
         &c.x,
     );
     let (mut none, mut none3) = (NoPotential, NoPotential);
-    let pc: &mut dyn NodePotential = match contact {
-        Some(k) => k.as_mut(),
-        None => &mut none,
-    };
-    let psc: &mut dyn NodePotential = match self_contact {
-        Some(k) => k.as_mut(),
-        None => &mut none3,
-    };
-    let mut contacts = Both { a: pc, b: psc };
+    let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
     let mut held = Both {
         a: &mut s.attach,
         b: &mut s.channel,
@@ -756,19 +748,11 @@ impl World {
             };
             pose_obstacles(contact, &self.obstacle_motions, t);
             let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
-            let pc: &mut dyn NodePotential = match contact {
-                Some(k) => k.as_mut(),
-                None => &mut none,
-            };
-            let psc: &mut dyn NodePotential = match self_contact {
-                Some(k) => k.as_mut(),
-                None => &mut none3,
-            };
             let ps: &mut dyn NodePotential = match tool.as_mut() {
                 Some((r, s)) if *r == i => &mut **s,
                 _ => &mut none2,
             };
-            let mut contacts = Both { a: pc, b: psc };
+            let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
             let mut both = Both {
                 a: &mut contacts,
                 b: ps,
