@@ -10,12 +10,12 @@ use std::hint::black_box;
 use suture::coupling::VirtualCoupling;
 use suture::math::Vec3;
 use suture::scene::{self, Overrides};
-use suture::sim::World;
 use suture::sim::needle::pose_on_circle;
 use suture::sim::tool::ToolSpring;
+use suture::sim::{Tool, World};
 
 /// The stitch of tests/suturing.rs up to `t_end` [s]: the world and the coupling then.
-fn stitch_to(t_end: f64) -> (World, ToolSpring) {
+fn stitch_to(t_end: f64) -> (World, Tool) {
     use std::f64::consts::PI;
     let sc = scene::load("scenes/interrupted_stitch.toml", Overrides::default()).expect("scene");
     let setup = sc.tool.expect("tool");
@@ -29,6 +29,7 @@ fn stitch_to(t_end: f64) -> (World, ToolSpring) {
     );
     let mut spring = ToolSpring::new(setup.node, cp.k, cp.c);
     spring.kr = cp.kr;
+    let mut tools = [Tool::new(0, spring)];
     let deg = PI / 180.0;
     let plan = [
         (0.0, 180.0 * deg, 0.004, Vec3::zeros()),
@@ -65,14 +66,15 @@ fn stitch_to(t_end: f64) -> (World, ToolSpring) {
             phi,
             s.needle.grip,
         );
+        let spring = &mut tools[0].coupling;
         spring.target = p + off;
         spring.target_velocity = Vec3::zeros();
         spring.target_rotation = r;
-        world
-            .step_realtime(h, Some((0, &mut spring)))
-            .expect("step");
+        let out = world.step(&mut tools, &[None], h);
+        assert!(out.error.is_none(), "step: {:?}", out.error);
     }
-    (world, spring)
+    let [tool] = tools;
+    (world, tool)
 }
 
 fn bench(c: &mut Criterion) {
@@ -83,11 +85,15 @@ fn bench(c: &mut Criterion) {
         ("needle through both wound faces", 3.0),
         ("suture through four holes, tightening", 7.5),
     ] {
-        let (world, spring) = stitch_to(t);
+        let (world, tool) = stitch_to(t);
         g.bench_function(name, |b| {
             b.iter_batched(
-                || (world.clone(), spring.clone()),
-                |(mut w, mut s)| black_box(w.step_realtime(1e-3, Some((0, &mut s))).expect("step")),
+                || (world.clone(), [tool.clone()]),
+                |(mut w, mut tools)| {
+                    let out = w.step(&mut tools, &[None], 1e-3);
+                    assert!(out.error.is_none(), "step: {:?}", out.error);
+                    black_box(out)
+                },
                 BatchSize::SmallInput,
             )
         });

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::time::Instant;
 use suture::scene::{self, Overrides};
 use suture::session::format;
-use suture::session::replay::drive_for;
+use suture::session::replay::tool_for;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -50,7 +50,7 @@ fn main() {
     }
     let sc = scene::parse(&h.scene_path, &text, Overrides::default()).expect("scene");
     let mut world = sc.world;
-    let mut drive = drive_for(&rec, &world).expect("drive");
+    let mut tools = [tool_for(&rec, &world).expect("tool")];
     let dt = h.dt;
     println!(
         "window_start_s,steps,mean_us,max_us,over_1ms,mean_iter,max_iter,unconverged,failed,\
@@ -72,7 +72,7 @@ fn main() {
     });
     for (i, s) in rec.steps.iter().enumerate() {
         let t0 = Instant::now();
-        let r = drive.step(&mut world, dt, s.target.as_ref());
+        let r = world.step(&mut tools, &[s.target], dt);
         let us = t0.elapsed().as_secs_f64() * 1e6;
         lag = (lag + us - dt * 1e6).max(0.0);
         if lag > 20_000.0 {
@@ -85,9 +85,9 @@ fn main() {
                 mismatched += u64::from(world.digest() != d.digest);
             }
         }
-        let (it, conv) = match &r {
-            Ok(r) => (r.iterations, r.converged),
-            Err(_) => (0, false),
+        let (it, conv) = match &r.error {
+            None => (r.iterations, r.converged),
+            Some(_) => (0, false),
         };
         if trace.is_some_and(|(a, b)| i + 1 >= a && i + 1 < b) {
             describe(&world);
@@ -108,7 +108,7 @@ fn main() {
         it_sum += it;
         it_max = it_max.max(it);
         unc += usize::from(!conv);
-        fail += usize::from(r.is_err());
+        fail += usize::from(r.error.is_some());
         n += 1;
         total.0 += us;
         total.1 = total.1.max(us);

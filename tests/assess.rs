@@ -6,7 +6,7 @@ use std::process::Command;
 use suture::math::{Quat, Vec3};
 use suture::session::assess::{self, Metrics};
 use suture::session::format::{EventRecord, Header, Recording, StepRecord};
-use suture::sim::drive::ToolTarget;
+use suture::sim::ToolTarget;
 use suture::sim::suturing::{Event, EventKind};
 use suture::tissue::Face;
 

@@ -255,7 +255,7 @@ damping_ratio = 1.0
         let n = 30;
         let tip = r.physics.world.rods[0].positions()[n];
         let err = (tip - Vec3::new(0.096, 0.02, 0.0)).norm();
-        let spring = &r.physics.tool.as_ref().unwrap().1;
+        let spring = &r.physics.tool.as_ref().unwrap().coupling;
         println!("end to end: tip {tip:?} (error {err:.2e} m)\n{r}");
         assert!(err < 1e-3, "tip {tip:?}");
         assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
@@ -316,7 +316,7 @@ frequency = 5.0
         let r = running.stop().unwrap();
         let x = r.physics.world.rods[0].positions();
         let tip = x[x.len() - 1];
-        let spring = &r.physics.tool.as_ref().unwrap().1;
+        let spring = &r.physics.tool.as_ref().unwrap().coupling;
         let tip0 = sc_tip0;
         println!(
             "quasi-static: tip {tip:?}, target {:?}, coupling force {:?}, last error {:?}\n{r}",

@@ -9,7 +9,7 @@ use suture::session::format::{
     self, DecodeError, DigestRecord, End, EventRecord, Header, Recording, SampleRecord, StepRecord,
     Writer,
 };
-use suture::sim::drive::ToolTarget;
+use suture::sim::ToolTarget;
 use suture::sim::suturing::{Event, EventKind};
 use suture::tissue::Face;
 
@@ -327,7 +327,7 @@ fn damaged_files_give_their_own_errors_and_keep_what_is_whole() {
 #[test]
 fn the_grasp_bit_is_the_same_in_device_and_sim() {
     assert_eq!(
-        suture::sim::drive::GRASP_BUTTON,
+        suture::sim::GRASP_BUTTON,
         suture::device::mouse::GRASP_BUTTON
     );
 }

@@ -9,9 +9,9 @@
 use suture::coupling::VirtualCoupling;
 use suture::math::{Quat, Vec3};
 use suture::scene::{self, Overrides};
-use suture::sim::World;
 use suture::sim::suturing::{EventKind, Through};
 use suture::sim::tool::ToolSpring;
+use suture::sim::{Tool, World};
 use suture::tissue::Face;
 
 /// Pose of the ideal needle with its point at angle `phi` [rad] on the circle of centre `c`
@@ -49,6 +49,7 @@ fn drive(text: &str, plan: &[(f64, f64, f64, Vec3)], regrasp_at: f64, t_end: f64
     );
     let mut spring = ToolSpring::new(setup.node, cp.k, cp.c);
     spring.kr = cp.kr;
+    let mut tools = [Tool::new(0, spring)];
     let h = 1e-3;
     let pose = |t: f64| {
         let i = plan.partition_point(|p| p.0 <= t).clamp(1, plan.len() - 1);
@@ -81,15 +82,17 @@ fn drive(text: &str, plan: &[(f64, f64, f64, Vec3)], regrasp_at: f64, t_end: f64
         let (p1, r1) = ideal(&world, phi, &Vec3::new(0.0, cy, 0.0), grip);
         let (phi0, cy0, off0) = pose(t - h);
         let (p0, _) = ideal(&world, phi0, &Vec3::new(0.0, cy0, 0.0), grip);
+        let spring = &mut tools[0].coupling;
         spring.target = p1 + off;
         spring.target_velocity = (p1 + off - p0 - off0) / h;
         spring.target_rotation = r1;
-        match world.step_realtime(h, Some((0, &mut spring))) {
-            Err(e) => {
+        let out = world.step(&mut tools, &[None], h);
+        match out.error {
+            Some(e) => {
                 error = Some(format!("t {t}: {e}"));
                 break;
             }
-            Ok(r) => unconverged += usize::from(!r.converged),
+            None => unconverged += usize::from(!out.converged),
         }
         let s = world.suturing.as_ref().unwrap();
         // Suture nodes below the skin must be inside a passage's channel.

@@ -47,7 +47,7 @@ pub struct HapticFigures {
     pub hand_force: Vec3,
 }
 
-pub use crate::sim::drive::ToolTarget;
+pub use crate::sim::ToolTarget;
 
 /// A single-producer single-consumer "latest value" channel over a ring: the consumer drains
 /// and keeps the newest. Lock-free and allocation-free after construction.

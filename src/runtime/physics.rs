@@ -7,13 +7,10 @@
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
 use super::pacer::{PHYSICS_PRIORITY, Pacer, Priority, request_realtime};
 use super::stats::LoopSummary;
-use crate::math::{Quat, Vec3};
 use crate::session::format::{DigestRecord, EventRecord};
 use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
-use crate::sim::World;
-use crate::sim::drive::Drive;
 use crate::sim::snapshot::{SnapshotTx, ToolSnapshot};
-use crate::sim::tool::ToolSpring;
+use crate::sim::{Tool, ToolState, World};
 use ringbuf::HeapProd;
 use ringbuf::traits::Producer;
 use std::sync::Arc;
@@ -45,8 +42,8 @@ pub struct PhysicsReport {
     pub skipped_snapshots: u64,
     /// The world at the end.
     pub world: World,
-    /// The held rod and its coupling at the end (its last force on the rod).
-    pub tool: Option<(usize, ToolSpring)>,
+    /// The tool at the end (its coupling's last force on the rod).
+    pub tool: Option<Tool>,
     /// The scheduling the loop's thread ran under.
     pub priority: Priority,
 }
@@ -67,13 +64,13 @@ pub struct PhysicsLinks {
     pub recorder: RecorderTx<PhysicsRecord>,
 }
 
-/// Run the physics loop on a new thread until `stop` is set. `tool` is the held rod and its
-/// coupling spring (None: no device-driven tool). Times are seconds since `start`. With
+/// Run the physics loop on a new thread until `stop` is set. `tool` is the device-driven tool
+/// (None: none). Times are seconds since `start`. With
 /// `realtime` the thread asks for `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loop.
 pub fn spawn(
     start: Instant,
     mut world: World,
-    tool: Option<(usize, ToolSpring)>,
+    tool: Option<Tool>,
     dt: Duration,
     mut links: PhysicsLinks,
     stop: Arc<AtomicBool>,
@@ -92,31 +89,23 @@ pub fn spawn(
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut last_error = None;
         let mut compute = Duration::ZERO;
-        let mut drive = Drive::new(tool);
+        let mut tools: Vec<Tool> = tool.into_iter().collect();
         let (mut index, mut events_seen) = (0u64, 0usize);
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
             let target = links.targets.get();
-            let result = drive.step(&mut world, h, target.as_ref());
+            let out = world.step(&mut tools, &[target], h);
             index += 1;
             if links.recorder.enabled() {
                 let rec = &mut links.recorder;
-                rec.push(PhysicsRecord::Step(capture(
-                    index,
-                    target.as_ref(),
-                    &world,
-                    &drive,
-                    &result,
-                )));
-                if let Some(su) = world.suturing.as_ref() {
-                    for e in &su.events[events_seen.min(su.events.len())..] {
-                        rec.push(PhysicsRecord::Event(EventRecord {
-                            step: index,
-                            event: *e,
-                        }));
-                    }
-                    events_seen = su.events.len();
+                rec.push(PhysicsRecord::Step(capture(index, target.as_ref(), &out)));
+                for e in world.events_since(events_seen) {
+                    rec.push(PhysicsRecord::Event(EventRecord {
+                        step: index,
+                        event: *e,
+                    }));
                 }
+                events_seen = out.events;
                 if index.is_multiple_of(DIGEST_EVERY) {
                     rec.push(PhysicsRecord::Digest(DigestRecord {
                         step: index,
@@ -124,31 +113,29 @@ pub fn spawn(
                     }));
                 }
             }
-            let grasped = drive.grasped;
-            let step_ok = result.is_ok();
-            match result {
-                Ok(rep) => {
+            let step_ok = out.error.is_none();
+            match out.error {
+                None => {
                     steps += 1;
-                    unconverged += u64::from(!rep.converged);
+                    unconverged += u64::from(!out.converged);
                 }
-                Err(e) => {
+                Some(e) => {
                     failed += 1;
                     last_error = Some(e);
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
-            let tool_state = tool_state(&world, &drive);
-            if let Some((_, _, pos, rot, vel, ang)) = tool_state {
+            if let Some(ts) = out.tool.as_ref() {
                 // A failed step (the solver rolled the world back, e.g. after a non-finite
                 // state) decouples the hand for that tick: the haptic loop renders zero and
                 // ramps the force back in when the next step succeeds.
                 let _ = links.proxy.try_push(ProxyState {
                     published,
-                    position: pos,
-                    rotation: rot,
-                    velocity: vel,
-                    angular_velocity: ang,
-                    coupled: grasped && step_ok,
+                    position: ts.position,
+                    rotation: ts.rotation,
+                    velocity: ts.velocity,
+                    angular_velocity: ts.angular_velocity,
+                    coupled: ts.grasped && step_ok,
                 });
             }
             if steps.is_multiple_of(links.snapshot_every.max(1)) {
@@ -157,7 +144,7 @@ pub fn spawn(
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
                     snap.step = steps;
-                    snap.tool = tool_snapshot(&world, &drive, tool_state);
+                    snap.tool = out.tool.as_ref().map(tool_snapshot);
                     let f = &mut snap.figures;
                     let m = stats.running();
                     f.physics_rate = m.rate;
@@ -188,97 +175,23 @@ pub fn spawn(
             recorded_steps: index,
             skipped_snapshots: links.snapshots.skipped,
             world,
-            tool: drive.tool,
+            tool: tools.pop(),
             priority,
         }
     })
 }
 
-/// The held tool's state after a step: (rod, its spring, position, frame, velocity, angular
-/// velocity); for suturing, the needle's grip point and frame.
-#[allow(clippy::type_complexity)]
-pub fn tool_state<'a>(
-    world: &World,
-    drive: &'a Drive,
-) -> Option<(usize, &'a ToolSpring, Vec3, Quat, Vec3, Vec3)> {
-    let tool = &drive.tool;
-    let needle_state = world.suturing.as_ref().map(|su| {
-        let n = &su.needle;
-        (n.grip_position, n.rotation, n.velocity, n.angular_velocity)
-    });
-    tool.as_ref().map(|(r, s)| {
-        if let Some(ns) = needle_state {
-            // Suturing: the tool is the needle (its grip point and frame).
-            return (*r, s, ns.0, ns.1, ns.2, ns.3);
-        }
-        let rod = &world.rods[*r];
-        let x = rod.positions();
-        let (pos, rot, vel, ang) = match &rod.model {
-            crate::sim::RodModel::Cosserat { rod: c, .. } => {
-                let e = s.node.min(c.segments() - 1);
-                (c.x[s.node], c.q[e], c.v[s.node], c.q[e] * c.omega[e])
-            }
-            crate::sim::RodModel::Der { rod: c, .. } => {
-                // A tool on a DER rod is refused by the scene (its rotational coupling needs
-                // the Cosserat frames); follow the node's position and the segment's frame.
-                let e = s.node.min(c.segments() - 1);
-                let q = nalgebra::UnitQuaternion::from_rotation_matrix(
-                    &nalgebra::Rotation3::from_matrix_unchecked(c.frame(e)),
-                );
-                (
-                    c.positions()[s.node],
-                    q,
-                    c.velocities()[s.node],
-                    crate::math::Vec3::zeros(),
-                )
-            }
-            crate::sim::RodModel::Strands(st) => {
-                let e = s.node.min(st.segments() - 1);
-                let m = nalgebra::Rotation3::from_matrix_unchecked(st.rotations()[e]);
-                // Quasi-static: the tool's velocity is the tip's over the last tick.
-                let v = s
-                    .quasi_static
-                    .as_ref()
-                    .map_or(crate::math::Vec3::zeros(), |_| s.target_velocity);
-                (
-                    x[s.node],
-                    crate::math::Quat::from_rotation_matrix(&m),
-                    v,
-                    crate::math::Vec3::zeros(),
-                )
-            }
-        };
-        (*r, s, pos, rot, vel, ang)
-    })
-}
-
-/// The viewer's picture of the tool (the viewer draws needles from their swage: for the rigid
+/// The viewer's picture of a tool (the viewer draws needles from their swage: for the rigid
 /// needle, the swage of the needle and of the ghost at the device's pose).
-pub fn tool_snapshot(
-    world: &World,
-    drive: &Drive,
-    state: Option<(usize, &ToolSpring, Vec3, Quat, Vec3, Vec3)>,
-) -> Option<ToolSnapshot> {
-    let target_rotation = drive.target_rotation;
-    state.map(|(r, s, pos, rot, _, _)| {
-        let (position, target) = match world.suturing.as_ref() {
-            Some(su) => {
-                let n = &su.needle;
-                let grip = n.point(n.grip * n.shape.arc_angle) - n.swage();
-                let local = n.rotation.inverse() * grip;
-                (n.swage(), s.target - target_rotation * local)
-            }
-            None => (pos, s.target),
-        };
-        ToolSnapshot {
-            rod: r,
-            node: s.node,
-            target,
-            target_rotation,
-            position,
-            rotation: rot,
-            force: s.force,
-            grasped: drive.grasped,
-        }
-    })
+pub fn tool_snapshot(state: &ToolState) -> ToolSnapshot {
+    ToolSnapshot {
+        rod: state.rod,
+        node: state.node,
+        target: state.drawn_target,
+        target_rotation: state.target_rotation,
+        position: state.drawn_position,
+        rotation: state.rotation,
+        force: state.force,
+        grasped: state.grasped,
+    }
 }

@@ -1,15 +1,14 @@
 //! Replay in the viewer: a player thread re-simulates a recording from its recorded targets
-//! (the drive live physics used, sim::drive) at a chosen speed and publishes snapshots; the
+//! (the tool and step the live physics used, sim::Tool and sim::World::step) at a chosen speed and publishes snapshots; the
 //! viewer sends it pause, speed and seek commands through a ring. Seeking forward steps on
 //! without pacing; seeking back restarts from the scene's initial world and steps to the
 //! time asked for (a replay is deterministic, so the state there is the recorded one: the
 //! player checks each recorded digest it passes).
 
 use crate::session::format::Recording;
-use crate::session::replay::drive_for;
-use crate::sim::World;
-use crate::sim::drive::Drive;
+use crate::session::replay::tool_for;
 use crate::sim::snapshot::SnapshotTx;
+use crate::sim::{Tool, World};
 use ringbuf::HeapCons;
 use ringbuf::traits::Consumer;
 use std::sync::Arc;
@@ -33,9 +32,9 @@ pub struct Player {
     initial: World,
     /// The world at step `index` (0: the initial world).
     pub world: World,
-    /// The drive (coupling and grasp state) at step `index`.
-    pub drive: Drive,
-    initial_drive: Drive,
+    /// The tool (coupling and grasp state) at step `index`.
+    pub tool: Tool,
+    initial_tool: Tool,
     /// Steps taken (an index into the recording's step records).
     pub index: usize,
     /// Paused?
@@ -54,12 +53,12 @@ pub struct Player {
 impl Player {
     /// A player at the start of `rec`, over its scene's initial `world`.
     pub fn new(rec: Arc<Recording>, world: World) -> Result<Self, String> {
-        let drive = drive_for(&rec, &world).map_err(|e| e.to_string())?;
+        let tool = tool_for(&rec, &world).map_err(|e| e.to_string())?;
         Ok(Player {
             initial: world.clone(),
             world,
-            initial_drive: drive.clone(),
-            drive,
+            initial_tool: tool.clone(),
+            tool,
             rec,
             index: 0,
             paused: false,
@@ -85,9 +84,11 @@ impl Player {
         let Some(s) = self.rec.steps.get(self.index) else {
             return false;
         };
-        let _ = self
-            .drive
-            .step(&mut self.world, self.rec.header.dt, s.target.as_ref());
+        let _ = self.world.step(
+            std::slice::from_mut(&mut self.tool),
+            &[s.target],
+            self.rec.header.dt,
+        );
         self.index += 1;
         let step = self.index as u64;
         if let Ok(k) = self.rec.digests.binary_search_by_key(&step, |d| d.step) {
@@ -105,7 +106,7 @@ impl Player {
         let target = ((t.max(0.0) / dt).round() as usize).min(self.rec.steps.len());
         if target < self.index {
             self.world = self.initial.clone();
-            self.drive = self.initial_drive.clone();
+            self.tool = self.initial_tool.clone();
             self.index = 0;
         }
         while self.index < target && self.step() {}
@@ -160,12 +161,11 @@ pub fn spawn(
             // A slow frame is not made up beyond 0.1 s (the replay slows down instead).
             player.advance((now - last).as_secs_f64().min(0.1));
             last = now;
-            let state = super::physics::tool_state(&player.world, &player.drive);
-            let tool = super::physics::tool_snapshot(&player.world, &player.drive, state);
+            let tool = super::physics::tool_snapshot(&player.tool.state(&player.world));
             snapshots.publish(|snap| {
                 snap.capture(&player.world);
                 snap.step = player.index as u64;
-                snap.tool = tool;
+                snap.tool = Some(tool);
             });
             std::thread::sleep(Duration::from_millis(16));
         }

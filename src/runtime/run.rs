@@ -91,9 +91,7 @@ pub struct RunReport {
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
 /// orientation holds the tool as the scene placed it).
 pub fn tool_frame(world: &World, tool: &ToolSetup) -> crate::math::Quat {
-    let mut frames = Vec::new();
-    world.rods[tool.rod].frames_into(&mut frames);
-    frames[tool.node.saturating_sub(1).min(frames.len() - 1)]
+    world.held_frame(tool.rod, tool.node)
 }
 
 /// Start the haptic and physics loops.
@@ -112,28 +110,24 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     // what the hand feels is what the rod receives.
     coupling.cr = 0.0;
     // The rigid needle (suturing scenes) is a body with the tool's inertia: its rotational
-    // coupling has the damper the translational one has (sim::World::step_realtime gives it
-    // c·I/m), and the hand feels the same.
-    if let Some(su) = setup.world.suturing.as_ref()
-        && su.needle.mass > 0.0
+    // coupling has the damper the translational one has (sim::World::step gives it c·I/m),
+    // and the hand feels the same.
+    if let Some((mass, inertia)) = setup.world.needle_mass()
+        && mass > 0.0
     {
-        coupling.cr = coupling.c * su.needle.inertia / su.needle.mass;
+        coupling.cr = coupling.c * inertia / mass;
     }
     // A quasi-static (STRANDS) rod is coupled by its tip force only (digest C.6).
-    if matches!(
-        setup.world.rods[t.rod].model,
-        crate::sim::RodModel::Strands(_)
-    ) {
+    if setup.world.is_quasi_static(t.rod) {
         coupling.kr = 0.0;
     }
-    let spring = crate::sim::drive::initial_spring(
-        &setup.world,
-        t.rod,
-        t.node,
-        coupling.k,
-        coupling.c,
-        coupling.kr,
-    );
+    let gains = crate::sim::Gains {
+        k: coupling.k,
+        c: coupling.c,
+        kr: coupling.kr,
+    };
+    let tool = crate::sim::Tool::at_start(&setup.world, t.rod, t.node, gains)
+        .map_err(|e| e.to_string())?;
     let max_force = match setup.device.max_force() {
         f if f > 0.0 && f.is_finite() => f,
         _ => NOMINAL_FORCE_LIMIT,
@@ -153,7 +147,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
             header.digest_every = DIGEST_EVERY;
             header.tool_rod = t.rod as u64;
             header.tool_node = t.node as u64;
-            (header.k, header.c, header.kr) = (spring.k, spring.c, spring.kr);
+            (header.k, header.c, header.kr) = (gains.k, gains.c, gains.kr);
             header.started_unix = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
@@ -184,7 +178,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
     let physics = physics::spawn(
         started,
         setup.world,
-        Some((t.rod, spring)),
+        Some(tool),
         setup.physics_dt,
         PhysicsLinks {
             targets: haptic::Latest::from_consumer(target_rx),

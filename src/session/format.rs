@@ -17,7 +17,7 @@
 
 use crate::device::DeviceSample;
 use crate::math::{Quat, Vec3};
-use crate::sim::drive::ToolTarget;
+use crate::sim::ToolTarget;
 use crate::sim::suturing::{Event, EventKind};
 use crate::tissue::Face;
 use std::fmt;

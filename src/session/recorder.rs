@@ -5,9 +5,7 @@
 //! counted and dropped. A disabled recorder (`RecorderTx::disabled`) is a valid no-op.
 
 use super::format::{DigestRecord, End, EventRecord, Header, SampleRecord, StepRecord, Writer};
-use crate::sim::World;
-use crate::sim::drive::{Drive, ToolTarget};
-use crate::sim::{RealtimeStep, SimError};
+use crate::sim::{StepOutputs, ToolTarget};
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::io::Write;
@@ -31,41 +29,25 @@ pub enum PhysicsRecord {
     Digest(DigestRecord),
 }
 
-/// The step record of the step just taken: the target it consumed and what it produced. The
-/// live physics loop and replay build it here, so they compare like with like.
-pub fn capture(
-    step: u64,
-    target: Option<&ToolTarget>,
-    world: &World,
-    drive: &Drive,
-    result: &Result<RealtimeStep, SimError>,
-) -> StepRecord {
-    let mut r = StepRecord {
+/// The step record of the step just taken: the target it consumed and what it produced (the
+/// step's [`StepOutputs`]). The live physics loop and replay both build it here, so they
+/// compare like with like.
+pub fn capture(step: u64, target: Option<&ToolTarget>, out: &StepOutputs) -> StepRecord {
+    StepRecord {
         step,
-        time: world.time,
+        time: out.time,
         target: target.copied(),
-        grasped: drive.grasped,
-        converged: result.as_ref().is_ok_and(|s| s.converged),
-        failed: result.is_err(),
-        ..Default::default()
-    };
-    if let Some((rod, spring)) = drive.tool.as_ref() {
-        r.coupling_force = spring.force;
-        let x = world.rods[*rod].positions();
-        r.tool_position = x[spring.node.min(x.len() - 1)];
-        r.tip_position = r.tool_position;
+        grasped: out.grasped,
+        converged: out.error.is_none() && out.converged,
+        failed: out.error.is_some(),
+        tool_position: out.tool_position,
+        tip_position: out.tip_position,
+        coupling_force: out.coupling_force,
+        tip_force: out.tip_force,
+        tension: out.tension,
+        gap: out.gap,
+        tissue_force: out.tissue_force,
     }
-    if let Some(su) = world.suturing.as_ref() {
-        let n = &su.needle;
-        r.tool_position = n.grip_position;
-        r.tip_position = n.tip();
-        r.coupling_force = n.coupling_force;
-        r.tip_force = su.tip_force;
-        r.tension = su.tension;
-        r.gap = su.tissue.gap_at(su.tissue.geometry.center.z);
-        r.tissue_force = su.passages.iter().map(|p| p.force.norm()).sum::<f64>() + su.tip_force;
-    }
-    r
 }
 
 /// The real-time loops' end of the recorder. Cheap to move into a loop; never blocks.

@@ -1,5 +1,5 @@
 //! Replay: re-simulate a recording from its recorded targets, step by step, with the same
-//! drive (sim::drive) the live physics loop used, and compare what each step produced (the
+//! tool (sim::Tool) and step (sim::World::step) the live physics loop used, and compare what each step produced (the
 //! tool's position, tip and coupling force, bit for bit) and every recorded state digest.
 //! The caller builds the world from the recording's scene text (session sits beside scene in
 //! the layers, so it does not parse scenes itself).
@@ -7,7 +7,7 @@
 use super::format::{Recording, StepRecord};
 use super::recorder::capture;
 use crate::sim::World;
-use crate::sim::drive::{Drive, initial_spring};
+use crate::sim::{Gains, Tool};
 use std::fmt;
 
 /// The first place a replay left the recorded run.
@@ -93,17 +93,16 @@ impl fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
-/// The drive a recording's session started with, over `world` (built from its scene).
-pub fn drive_for(rec: &Recording, world: &World) -> Result<Drive, ReplayError> {
+/// The tool a recording's session started with, over `world` (built from its scene).
+pub fn tool_for(rec: &Recording, world: &World) -> Result<Tool, ReplayError> {
     let h = &rec.header;
-    let (rod, node) = (h.tool_rod as usize, h.tool_node as usize);
-    if rod >= world.rods.len() || node >= world.rods[rod].positions().len() {
-        return Err(ReplayError::NoSuchTool(h.tool_rod, h.tool_node));
-    }
-    Ok(Drive::new(Some((
-        rod,
-        initial_spring(world, rod, node, h.k, h.c, h.kr),
-    ))))
+    let gains = Gains {
+        k: h.k,
+        c: h.c,
+        kr: h.kr,
+    };
+    Tool::at_start(world, h.tool_rod as usize, h.tool_node as usize, gains)
+        .map_err(|_| ReplayError::NoSuchTool(h.tool_rod, h.tool_node))
 }
 
 fn bits_differ(a: &StepRecord, b: &StepRecord) -> Option<(&'static str, String, String)> {
@@ -156,7 +155,7 @@ pub fn verify(
     mut world: World,
     mut progress: impl FnMut(u64),
 ) -> Result<VerifyReport, ReplayError> {
-    let mut drive = drive_for(rec, &world)?;
+    let mut tools = [tool_for(rec, &world)?];
     let h = rec.header.dt;
     let mut report = VerifyReport {
         steps: 0,
@@ -172,8 +171,8 @@ pub fn verify(
                 found: s.step,
             });
         }
-        let result = drive.step(&mut world, h, s.target.as_ref());
-        let mine = capture(s.step, s.target.as_ref(), &world, &drive, &result);
+        let out = world.step(&mut tools, &[s.target], h);
+        let mine = capture(s.step, s.target.as_ref(), &out);
         report.steps += 1;
         progress(s.step);
         if let Some((what, a, b)) = bits_differ(s, &mine) {

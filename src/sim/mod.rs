@@ -3,20 +3,23 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
-pub mod drive;
 pub mod needle;
 pub mod snapshot;
+mod step;
 pub mod suturing;
 pub mod tool;
 
+pub use step::{
+    GRASP_BUTTON, Gains, NoSuchNode, StepOutputs, Substep, Tool, ToolState, ToolTarget,
+};
+
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
-use crate::rod::cosserat::{Both, NoPotential, NodePotential};
+use crate::rod::cosserat::{Both, NoPotential};
 use crate::rod::{
-    CosseratError, CosseratReport, CosseratRod, DerRod, Drive, DynamicRod, EndTarget, Strands,
-    StrandsError, StrandsProblem, StrandsReport, Tip,
+    CosseratError, CosseratReport, CosseratRod, DerRod, Drive, EndTarget, Strands, StrandsError,
+    StrandsProblem, StrandsReport, Tip,
 };
-use tool::{StrandsCoupling, ToolSpring};
 
 /// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
 /// before the first time and the last value after the last.
@@ -370,6 +373,37 @@ pub struct World {
     pub suturing: Option<Box<suturing::Suturing>>,
 }
 
+impl World {
+    /// The time step of the dynamic rods [s] (the scene's `[solver] dt`, shared by every
+    /// rod); None for a world of quasi-static STRANDS rods only.
+    pub fn dt(&self) -> Option<f64> {
+        self.rods.iter().find_map(|r| match &r.model {
+            RodModel::Cosserat { dt, .. } | RodModel::Der { dt, .. } => Some(*dt),
+            RodModel::Strands(_) => None,
+        })
+    }
+
+    /// The frame (body → world) of the segment a tool on node `node` of rod `rod` holds:
+    /// the segment before the node (segment 0 for node 0).
+    pub fn held_frame(&self, rod: usize, node: usize) -> Quat {
+        let mut frames = Vec::new();
+        self.rods[rod].frames_into(&mut frames);
+        frames[node.saturating_sub(1).min(frames.len() - 1)]
+    }
+
+    /// The needle's mass [kg] and moment of inertia about its grip [kg m²] (suturing scenes).
+    pub fn needle_mass(&self) -> Option<(f64, f64)> {
+        self.suturing
+            .as_ref()
+            .map(|su| (su.needle.mass, su.needle.inertia))
+    }
+
+    /// Whether rod `rod` is solved for its equilibrium each step (STRANDS).
+    pub fn is_quasi_static(&self, rod: usize) -> bool {
+        matches!(self.rods[rod].model, RodModel::Strands(_))
+    }
+}
+
 /// One step of the sutured rod with the needle and the tissue (sim::suturing, phases 1–5).
 fn suture_step(
     s: &mut suturing::Suturing,
@@ -473,78 +507,6 @@ fn contact_potentials<'a>(
     }
 }
 
-/// Advance one dynamic rod (Cosserat or DER) from `t0` to `t` [s] (`span.0` is its index):
-/// the equilibrium at `t` when quasi-static, else equal steps of at most `dt`.
-#[allow(clippy::too_many_arguments)]
-fn advance_dynamic(
-    c: &mut dyn DynamicRod,
-    dt: f64,
-    quasi_static: bool,
-    contact: &mut Option<Box<ObstacleContact>>,
-    self_contact: &mut Option<Box<SelfContact>>,
-    motions: &[EndMotion],
-    drive: &RodDrive,
-    span: (usize, f64, f64),
-) -> Result<RodReport, SimError> {
-    let (i, t0, t) = span;
-    let err = |time: f64, source: ModelError| SimError {
-        rod: i,
-        time,
-        source,
-    };
-    let (mut none, mut none2) = (NoPotential, NoPotential);
-    if quasi_static {
-        pose_obstacles(contact, motions, t);
-        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
-        let last = c
-            .equilibrate_with(&drive.drive_at(t), &mut both)
-            .map_err(|e| err(t, e.into()))?;
-        return Ok(RodReport::Cosserat {
-            last,
-            steps: 1,
-            iterations: last.iterations,
-            unconverged: usize::from(!last.converged),
-            contact: contact_stats(contact),
-            self_contact: self_contact_stats(self_contact),
-        });
-    }
-    let span = t - t0;
-    let steps = if span > 0.0 {
-        (span / dt - 1e-9).ceil().max(1.0) as usize
-    } else {
-        0
-    };
-    let (mut last, mut iterations, mut unconverged) = (CosseratReport::default(), 0, 0);
-    for k in 1..=steps {
-        let tk = t0 + span * k as f64 / steps as f64;
-        let h = span / steps as f64;
-        pose_obstacles(contact, motions, tk);
-        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
-        last = c
-            .step_with(h, &drive.drive_at(tk), &mut both)
-            .map_err(|e| err(tk, e.into()))?;
-        iterations += last.iterations;
-        unconverged += usize::from(!last.converged);
-    }
-    Ok(RodReport::Cosserat {
-        last,
-        steps,
-        iterations,
-        unconverged,
-        contact: contact_stats(contact),
-        self_contact: self_contact_stats(self_contact),
-    })
-}
-
-/// What one real-time step did over all rods.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RealtimeStep {
-    /// Solver iterations summed over the rods.
-    pub iterations: usize,
-    /// Whether every rod's solve converged.
-    pub converged: bool,
-}
-
 impl World {
     /// The state digest (issue #7): a 64-bit hash of every bit of the dynamic state (time,
     /// rod nodes, velocities, frames and angular velocities, the needle, the tissue lattice,
@@ -619,285 +581,6 @@ impl World {
             }
         }
         Ok(())
-    }
-
-    /// One step of `h` [s] of every rod for the real-time loop, with `tool` (the held rod's
-    /// index and its coupling spring) inside that rod's implicit solve alongside its contact.
-    /// Allocation-free. Rods that are not dynamic Cosserat rods are left alone (see
-    /// [`World::check_realtime`]). On a solver error the rod keeps its state from before the
-    /// step (the solver rolls back) and the error names it.
-    pub fn step_realtime(
-        &mut self,
-        h: f64,
-        mut tool: Option<(usize, &mut ToolSpring)>,
-    ) -> Result<RealtimeStep, SimError> {
-        let t = self.time + h;
-        let mut out = RealtimeStep {
-            iterations: 0,
-            converged: true,
-        };
-        let mut first_err = None;
-        // Suturing: the tool drives the needle, the needle the suture's end.
-        let sutured = self.suturing.as_ref().map(|s| s.rod);
-        if let Some(s) = self.suturing.as_mut() {
-            let target = match tool.as_mut() {
-                Some((_, spring)) => {
-                    let cr = if s.needle.mass > 0.0 {
-                        spring.c * s.needle.inertia / s.needle.mass
-                    } else {
-                        0.0
-                    };
-                    needle::NeedleTarget {
-                        position: spring.target,
-                        velocity: spring.target_velocity,
-                        rotation: spring.target_rotation,
-                        angular_velocity: Vec3::zeros(),
-                        k: spring.k,
-                        c: spring.c,
-                        kr: spring.kr,
-                        cr,
-                    }
-                }
-                None => s.home,
-            };
-            let r = suture_step(
-                s,
-                &mut self.rods[s.rod],
-                &self.obstacle_motions,
-                h,
-                t,
-                &target,
-            );
-            if let Some((_, spring)) = tool.as_mut() {
-                spring.force = s.needle.coupling_force;
-            }
-            match r {
-                Ok(rep) => {
-                    out.iterations += rep.iterations;
-                    out.converged &= rep.converged;
-                }
-                Err(source) => {
-                    first_err.get_or_insert(SimError {
-                        rod: s.rod,
-                        time: t,
-                        source,
-                    });
-                }
-            }
-        }
-        let mut tool = if sutured.is_some() { None } else { tool };
-        for (i, rod) in self.rods.iter_mut().enumerate() {
-            if Some(i) == sutured {
-                continue;
-            }
-            // Quasi-static rods: the equilibrium at t, the held one with the tip force solved
-            // with the coupling (digest C.6).
-            if let RodModel::Strands(s) = &mut rod.model {
-                let prob = rod.drive.problem_at(t);
-                let res = match tool.as_mut() {
-                    Some((r, spring)) if *r == i => {
-                        let tip = s.positions()[s.positions().len() - 1];
-                        let cp = spring
-                            .quasi_static
-                            .get_or_insert_with(|| Box::new(StrandsCoupling::new(0.0, 0.0, tip)));
-                        // Spring only: a damper c/h on a massless equilibrium is a far stiffer
-                        // spring than k (1 kN/m for c = 1.3 N s/m at 1 ms) and makes the
-                        // solve stiff for no benefit; the hand side keeps its damping.
-                        (cp.k, cp.c) = (spring.k, 0.0);
-                        let r = cp
-                            .solve(s, &prob, &spring.target, &spring.target_velocity, h)
-                            .map(|it| {
-                                out.iterations += it;
-                            });
-                        spring.force = cp.force;
-                        r.map_err(ModelError::from)
-                    }
-                    _ => match rod.lagged.as_mut() {
-                        Some(l) => {
-                            pose_obstacles(&mut l.contact, &self.obstacle_motions, t);
-                            l.solve(s, &prob).map(|_| ()).map_err(ModelError::from)
-                        }
-                        None => s.solve(&prob).map(|_| ()).map_err(ModelError::from),
-                    },
-                };
-                if let Err(source) = res {
-                    first_err.get_or_insert(SimError {
-                        rod: i,
-                        time: t,
-                        source,
-                    });
-                }
-                continue;
-            }
-            let (c, contact, self_contact): (&mut dyn DynamicRod, _, _) = match &mut rod.model {
-                RodModel::Cosserat {
-                    rod: c,
-                    quasi_static: false,
-                    contact,
-                    self_contact,
-                    ..
-                } => (c.as_mut(), contact, self_contact),
-                RodModel::Der {
-                    rod: c,
-                    quasi_static: false,
-                    contact,
-                    self_contact,
-                    ..
-                } => (c.as_mut(), contact, self_contact),
-                _ => continue,
-            };
-            pose_obstacles(contact, &self.obstacle_motions, t);
-            let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
-            let ps: &mut dyn NodePotential = match tool.as_mut() {
-                Some((r, s)) if *r == i => &mut **s,
-                _ => &mut none2,
-            };
-            let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
-            let mut both = Both {
-                a: &mut contacts,
-                b: ps,
-            };
-            match c.step_with(h, &rod.drive.drive_at(t), &mut both) {
-                Ok(rep) => {
-                    out.iterations += rep.iterations;
-                    out.converged &= rep.converged;
-                }
-                Err(e) => {
-                    first_err.get_or_insert(SimError {
-                        rod: i,
-                        time: t,
-                        source: e.into(),
-                    });
-                }
-            }
-        }
-        self.time = t;
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
-    }
-    /// Advance to time `t` [s]: each quasi-static rod is solved at `t`, warm-started; each
-    /// dynamic rod takes equal steps of at most its `dt` to reach `t`.
-    pub fn advance_to(&mut self, t: f64) -> Result<StepReport, SimError> {
-        if self.suturing.is_some() {
-            return self.advance_suturing_to(t);
-        }
-        let mut report = StepReport {
-            time: t,
-            rods: Vec::with_capacity(self.rods.len()),
-        };
-        let t0 = self.time;
-        for (i, rod) in self.rods.iter_mut().enumerate() {
-            let err = |source: ModelError| SimError {
-                rod: i,
-                time: t,
-                source,
-            };
-            let r = match &mut rod.model {
-                RodModel::Strands(s) => {
-                    let prob = rod.drive.problem_at(t);
-                    RodReport::Strands(match rod.lagged.as_mut() {
-                        Some(l) => {
-                            pose_obstacles(&mut l.contact, &self.obstacle_motions, t);
-                            l.solve(s, &prob).map_err(|e| err(e.into()))?.last
-                        }
-                        None => s.solve(&prob).map_err(|e| err(e.into()))?,
-                    })
-                }
-                RodModel::Cosserat {
-                    rod: c,
-                    dt,
-                    quasi_static,
-                    contact,
-                    self_contact,
-                } => advance_dynamic(
-                    c.as_mut(),
-                    *dt,
-                    *quasi_static,
-                    contact,
-                    self_contact,
-                    &self.obstacle_motions,
-                    &rod.drive,
-                    (i, t0, t),
-                )?,
-                RodModel::Der {
-                    rod: c,
-                    dt,
-                    quasi_static,
-                    contact,
-                    self_contact,
-                } => advance_dynamic(
-                    c.as_mut(),
-                    *dt,
-                    *quasi_static,
-                    contact,
-                    self_contact,
-                    &self.obstacle_motions,
-                    &rod.drive,
-                    (i, t0, t),
-                )?,
-            };
-            report.rods.push(r);
-        }
-        self.time = t;
-        Ok(report)
-    }
-}
-
-impl World {
-    /// [`World::advance_to`] for a suturing world: real-time steps of the sutured rod's `dt`
-    /// with the needle held at its home pose (no device), the other rods alongside.
-    fn advance_suturing_to(&mut self, t: f64) -> Result<StepReport, SimError> {
-        let rod = self.suturing.as_ref().map_or(0, |s| s.rod);
-        let dt = match &self.rods[rod].model {
-            RodModel::Cosserat { dt, .. } | RodModel::Der { dt, .. } => *dt,
-            RodModel::Strands(_) => 1e-3,
-        };
-        let t0 = self.time;
-        let span = t - t0;
-        let steps = if span > 0.0 {
-            (span / dt - 1e-9).ceil().max(1.0) as usize
-        } else {
-            0
-        };
-        let (mut iterations, mut unconverged) = (0, 0);
-        for k in 1..=steps {
-            let h = span / steps as f64;
-            let r = self.step_realtime(h, None)?;
-            iterations += r.iterations;
-            unconverged += usize::from(!r.converged);
-            self.time = t0 + span * k as f64 / steps as f64;
-        }
-        self.time = t;
-        if let Some(s) = self.suturing.as_mut() {
-            s.check_knot(t, self.rods[s.rod].positions());
-        }
-        let rods = self
-            .rods
-            .iter()
-            .map(|r| match &r.model {
-                RodModel::Strands(_) => RodReport::Strands(StrandsReport::default()),
-                RodModel::Cosserat {
-                    contact,
-                    self_contact,
-                    ..
-                }
-                | RodModel::Der {
-                    contact,
-                    self_contact,
-                    ..
-                } => RodReport::Cosserat {
-                    last: CosseratReport::default(),
-                    steps,
-                    iterations,
-                    unconverged,
-                    contact: contact_stats(contact),
-                    self_contact: self_contact_stats(self_contact),
-                },
-            })
-            .collect();
-        Ok(StepReport { time: t, rods })
     }
 }
 
