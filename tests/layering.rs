@@ -97,3 +97,91 @@ fn every_src_module_is_in_the_table() {
         );
     }
 }
+
+/// Code lines of every .rs file under `paths` (comments dropped), with their place.
+fn code_lines(paths: &[&str]) -> Vec<(String, usize, String)> {
+    let mut fs = Vec::new();
+    for p in paths {
+        files(std::path::Path::new(p), &mut fs);
+    }
+    assert!(!fs.is_empty(), "no files under {paths:?}");
+    let mut out = Vec::new();
+    for f in fs {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (ln, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if !code.trim().is_empty() {
+                out.push((f.display().to_string(), ln + 1, code.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Lines of `paths` that contain any of `words`, as "file:line: text".
+fn mentions(paths: &[&str], words: &[&str]) -> Vec<String> {
+    code_lines(paths)
+        .into_iter()
+        .filter(|(_, _, code)| words.iter().any(|w| code.contains(w)))
+        .map(|(f, ln, code)| format!("{f}:{ln}: {}", code.trim()))
+        .collect()
+}
+
+#[test]
+fn der_does_not_import_cosserat() {
+    // The shared implicit-solver interface (drive, potentials, Newton host, report) lives in
+    // rod/, not inside one model.
+    let bad = mentions(&["src/rod/der"], &["cosserat"]);
+    assert!(
+        bad.is_empty(),
+        "rod::der names rod::cosserat:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn nothing_above_sim_names_a_rod_models_internals() {
+    // Above sim, a rod is what sim::World, sim::StepOutputs and the snapshot say of it.
+    let bad = mentions(
+        &[
+            "src/session",
+            "src/runtime",
+            "src/render",
+            "src/cli",
+            "src/main.rs",
+        ],
+        &[
+            "RodModel",
+            "CosseratRod",
+            "DerRod",
+            "rod::cosserat",
+            "rod::der",
+            "rod::strands",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "a rod model's internals named above sim:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn session_and_runtime_do_not_read_the_worlds_internals() {
+    // The recorder, replay and the loops read a step through sim::StepOutputs, a tool through
+    // sim::Tool::state and the world through its methods (digest, events_since, …).
+    let bad = mentions(
+        &["src/session", "src/runtime"],
+        &[
+            "world.rods",
+            "world.suturing",
+            "world.obstacle_motions",
+            "sim::suturing::Suturing",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "the world's internals read from session or runtime:\n{}",
+        bad.join("\n")
+    );
+}
