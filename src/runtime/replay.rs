@@ -6,7 +6,7 @@
 //! player checks each recorded digest it passes).
 
 use crate::session::format::Recording;
-use crate::session::replay::tool_for;
+use crate::session::replay::{ReplayError, tool_for};
 use crate::sim::snapshot::SnapshotTx;
 use crate::sim::{Tool, World};
 use ringbuf::HeapCons;
@@ -52,8 +52,8 @@ pub struct Player {
 
 impl Player {
     /// A player at the start of `rec`, over its scene's initial `world`.
-    pub fn new(rec: Arc<Recording>, world: World) -> Result<Self, String> {
-        let tool = tool_for(&rec, &world).map_err(|e| e.to_string())?;
+    pub fn new(rec: Arc<Recording>, world: World) -> Result<Self, ReplayError> {
+        let tool = tool_for(&rec, &world)?;
         Ok(Player {
             initial: world.clone(),
             world,

@@ -94,8 +94,25 @@ pub fn tool_frame(world: &World, tool: &ToolSetup) -> crate::math::Quat {
     world.held_frame(tool.rod, tool.node)
 }
 
+/// Why a session could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The world cannot run in the real-time loop.
+    #[error(transparent)]
+    Realtime(#[from] crate::sim::RealtimeError),
+    /// The scene's tool holds a node the world does not have.
+    #[error(transparent)]
+    Tool(#[from] crate::sim::NoSuchNode),
+    /// The recording could not be started.
+    #[error("recording: {0}")]
+    Recording(std::io::Error),
+    /// A loop's thread panicked.
+    #[error("the {0} thread panicked")]
+    Panicked(&'static str),
+}
+
 /// Start the haptic and physics loops.
-pub fn start(setup: RunSetup) -> Result<Running, String> {
+pub fn start(setup: RunSetup) -> Result<Running, RunError> {
     setup.world.check_realtime()?;
     let t = setup.tool;
     let max_k = if setup.device_max_stiffness > 0.0 {
@@ -126,8 +143,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
         c: coupling.c,
         kr: coupling.kr,
     };
-    let tool = crate::sim::Tool::at_start(&setup.world, t.rod, t.node, gains)
-        .map_err(|e| e.to_string())?;
+    let tool = crate::sim::Tool::at_start(&setup.world, t.rod, t.node, gains)?;
     let max_force = match setup.device.max_force() {
         f if f > 0.0 && f.is_finite() => f,
         _ => NOMINAL_FORCE_LIMIT,
@@ -151,7 +167,7 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
             header.started_unix = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            Recorder::start(out, &header).map_err(|e| format!("recording: {e}"))?
+            Recorder::start(out, &header).map_err(RunError::Recording)?
         }
     };
     let (rec_physics, rec_haptic) = recorder.take_ends();
@@ -205,17 +221,17 @@ pub fn start(setup: RunSetup) -> Result<Running, String> {
 
 impl Running {
     /// Stop both loops and collect their reports.
-    pub fn stop(self) -> Result<RunReport, String> {
+    pub fn stop(self) -> Result<RunReport, RunError> {
         self.stop.store(true, Ordering::Relaxed);
         let wall = self.started.elapsed().as_secs_f64();
         let haptic = self
             .haptic
             .join()
-            .map_err(|_| "the haptic thread panicked".to_string())?;
+            .map_err(|_| RunError::Panicked("haptic"))?;
         let physics = self
             .physics
             .join()
-            .map_err(|_| "the physics thread panicked".to_string())?;
+            .map_err(|_| RunError::Panicked("physics"))?;
         let recorder = self.recorder.finish(End {
             steps: physics.recorded_steps,
             digest: physics.world.digest(),

@@ -263,6 +263,19 @@ pub struct SimError {
     pub source: ModelError,
 }
 
+/// Why a world cannot run in the real-time loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RealtimeError {
+    /// A dynamic rod solved for its equilibrium each frame.
+    #[error(
+        "rods[{rod}] is quasi-static; the real-time loop steps dynamic rods (remove quasi_static = true)"
+    )]
+    QuasiStatic {
+        /// The rod's index in the scene.
+        rod: usize,
+    },
+}
+
 /// A model's solver error.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ModelError {
@@ -562,22 +575,16 @@ impl World {
 
     /// Whether the world can run in the real-time loop: every rod a dynamic Cosserat rod or a
     /// STRANDS rod (solved to equilibrium each tick). The error says which rod is not, and why.
-    pub fn check_realtime(&self) -> Result<(), String> {
+    pub fn check_realtime(&self) -> Result<(), RealtimeError> {
         for (i, r) in self.rods.iter().enumerate() {
-            match &r.model {
-                RodModel::Strands(_) => {}
-                RodModel::Cosserat {
-                    quasi_static: true, ..
-                }
-                | RodModel::Der {
-                    quasi_static: true, ..
-                } => {
-                    return Err(format!(
-                        "rods[{i}] is quasi-static; the real-time loop steps dynamic rods \
-                         (remove quasi_static = true)"
-                    ));
-                }
-                RodModel::Cosserat { .. } | RodModel::Der { .. } => {}
+            if let RodModel::Cosserat {
+                quasi_static: true, ..
+            }
+            | RodModel::Der {
+                quasi_static: true, ..
+            } = &r.model
+            {
+                return Err(RealtimeError::QuasiStatic { rod: i });
             }
         }
         Ok(())
