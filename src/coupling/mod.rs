@@ -4,7 +4,8 @@
 //! - [`limiter`]: the last guard before a force reaches the hand.
 //! - [`watchdog`]: fades the force out when the physics stalls.
 //!
-//! Coupling inside the implicit solve and the quasi-static tip-wrench coupling follow (#4).
+//! The coupling's rod side (the spring-damper inside the implicit solve, and the quasi-static
+//! tip-force coupling for STRANDS) is in sim::tool: coupling cannot use rod.
 
 pub mod limiter;
 pub mod spring;

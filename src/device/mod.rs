@@ -6,8 +6,7 @@
 //! - [`backend`]: the `HapticDevice` trait; HID devices through a profile over a transport.
 //!
 //! - [`scripted`]: a device playing a trajectory file.
-//!
-//! The mouse backend comes with the viewer (issue #4).
+//! - [`mouse`]: the mouse as a device (fed by the viewer's input events).
 
 pub mod backend;
 #[cfg(feature = "hid")]

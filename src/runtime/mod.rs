@@ -3,9 +3,9 @@
 //! - [`stats`]: LoopStats: achieved rate, period jitter percentiles, overruns, compute time.
 //! - [`pacer`]: a fixed-rate loop pacer (spin_sleep, `SpinLoopHint`).
 //! - [`haptic`]: the haptic loop thread and its queues.
-//! - [`physics`]: the physics loop thread (one coupled Cosserat rod).
-//!
-//! The render loop and `suture run` follow (issue #4).
+//! - [`physics`]: the physics loop thread (sim::World::step at the scene's dt).
+//! - [`run`]: starting and stopping a session (both loops and the recorder).
+//! - [`replay`]: the viewer's replay player thread.
 
 pub mod haptic;
 pub mod pacer;

@@ -133,8 +133,8 @@ impl NodePotential for ToolSpring {
 /// A curved suture needle: a circular arc of radius `curvature_radius` [m] spanning
 /// `arc_angle` [rad] (3/8 circle = 3π/4, 1/2 circle = π), wire radius `wire_radius` [m]. The
 /// swage end sits on the coupled rod node; the arc leaves along the end segment's tangent
-/// (d3, continuing the suture) and curves toward its d1 (geometry only until the rigid needle
-/// of issue #6).
+/// (d3, continuing the suture) and curves toward its d1. The rigid needle the coupling drives
+/// is sim::needle::Needle, which carries this shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NeedleShape {
     /// Radius of curvature [m].
@@ -157,8 +157,9 @@ impl NeedleShape {
     }
 }
 
-/// A rigid tissue pad: an axis-aligned box (until the deformable tissue of issue #6). Its top
-/// face (+y) is a contact plane for the rods.
+/// A rigid tissue pad: an axis-aligned box whose top face (+y) is a contact plane for the
+/// rods (a `[tissue]` without a Young's modulus; with one, the pad is the deformable
+/// tissue::Tissue).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TissuePad {
     /// Centre [m].
