@@ -97,3 +97,31 @@ fn every_src_module_is_in_the_table() {
         );
     }
 }
+
+/// Issue #21: the two dynamic rod models share their solver interface through `rod::implicit`;
+/// DER does not reach into the Cosserat model (no `use` of it, no path through it).
+#[test]
+fn der_does_not_use_the_cosserat_model() {
+    let mut fs = Vec::new();
+    files(std::path::Path::new("src/rod/der"), &mut fs);
+    assert!(fs.len() >= 4, "scanned only {} files", fs.len());
+    let mut violations = Vec::new();
+    for f in fs {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (ln, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let uses = code.starts_with("use ") || code.starts_with("pub use ");
+            if (uses && code.contains("cosserat")) || code.contains("cosserat::") {
+                violations.push(format!("{}:{}: {}", f.display(), ln + 1, code));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "rod::der names rod::cosserat:\n{}",
+        violations.join("\n")
+    );
+}

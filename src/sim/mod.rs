@@ -11,10 +11,9 @@ pub mod tool;
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
-use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
-    CosseratError, CosseratReport, CosseratRod, DerRod, Drive, DynamicRod, EndTarget, Strands,
-    StrandsError, StrandsProblem, StrandsReport, Tip,
+    CosseratRod, DerRod, Drive, DynamicRod, EndTarget, NodePotential, SolverError, SolverReport,
+    Strands, StrandsError, StrandsProblem, StrandsReport, Tip,
 };
 use tool::{StrandsCoupling, ToolSpring};
 
@@ -268,7 +267,7 @@ pub enum ModelError {
     Strands(#[from] StrandsError),
     /// From the Cosserat rod.
     #[error(transparent)]
-    Cosserat(#[from] CosseratError),
+    Cosserat(#[from] SolverError),
     /// From the quasi-static coupling's tip-force solve.
     #[error(transparent)]
     Coupling(#[from] tool::CouplingError),
@@ -286,7 +285,7 @@ pub enum RodReport {
     /// of all of them.
     Cosserat {
         /// Report of the last step.
-        last: CosseratReport,
+        last: SolverReport,
         /// Steps taken over the frame.
         steps: usize,
         /// Iterations summed over the steps.
@@ -378,7 +377,7 @@ fn suture_step(
     h: f64,
     t: f64,
     target: &needle::NeedleTarget,
-) -> Result<CosseratReport, ModelError> {
+) -> Result<SolverReport, ModelError> {
     let RodModel::Cosserat {
         rod: c,
         contact,
@@ -399,17 +398,12 @@ fn suture_step(
         c.params.broken,
         &c.x,
     );
-    let (mut none, mut none3) = (NoPotential, NoPotential);
-    let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
-    let mut held = Both {
-        a: &mut s.attach,
-        b: &mut s.channel,
-    };
-    let mut both = Both {
-        a: &mut contacts,
-        b: &mut held,
-    };
-    let rep = c.step_with(h, &rod.drive.drive_at(t), &mut both);
+    let [mut k0, mut k1] = contact_potentials(contact, self_contact);
+    let rep = c.step_with(
+        h,
+        &rod.drive.drive_at(t),
+        &mut [&mut k0, &mut k1, &mut s.attach, &mut s.channel],
+    );
     // Tension: the axial force EA Γ₃ (Soler eq. (5), Γ₃ = d₃·(x_{e+1} − x_e)/l − 1; shear,
     // which a sharp bend through a hole induces, is not tension), largest over the segments
     // (the broken segment excluded).
@@ -453,24 +447,19 @@ fn pose_obstacles(contact: &mut Option<Box<ObstacleContact>>, motions: &[EndMoti
     }
 }
 
-/// The rod's obstacle contact and self-contact as one potential for its solver (an absent one
-/// is `none`, `none2`).
+/// The rod's obstacle contact and self-contact, the first two potentials of its solver's list
+/// (an absent one is `None` and keeps its place: the list's values are summed pairwise, see
+/// `rod::DynamicRod`).
 fn contact_potentials<'a>(
     contact: &'a mut Option<Box<ObstacleContact>>,
     self_contact: &'a mut Option<Box<SelfContact>>,
-    none: &'a mut NoPotential,
-    none2: &'a mut NoPotential,
-) -> Both<'a> {
-    Both {
-        a: match contact {
-            Some(k) => k.as_mut(),
-            None => none,
-        },
-        b: match self_contact {
-            Some(k) => k.as_mut(),
-            None => none2,
-        },
-    }
+) -> [Option<&'a mut dyn NodePotential>; 2] {
+    [
+        contact.as_deref_mut().map(|k| k as &mut dyn NodePotential),
+        self_contact
+            .as_deref_mut()
+            .map(|k| k as &mut dyn NodePotential),
+    ]
 }
 
 /// Advance one dynamic rod (Cosserat or DER) from `t0` to `t` [s] (`span.0` is its index):
@@ -492,12 +481,11 @@ fn advance_dynamic(
         time,
         source,
     };
-    let (mut none, mut none2) = (NoPotential, NoPotential);
     if quasi_static {
         pose_obstacles(contact, motions, t);
-        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
+        let [mut k0, mut k1] = contact_potentials(contact, self_contact);
         let last = c
-            .equilibrate_with(&drive.drive_at(t), &mut both)
+            .equilibrate_with(&drive.drive_at(t), &mut [&mut k0, &mut k1])
             .map_err(|e| err(t, e.into()))?;
         return Ok(RodReport::Cosserat {
             last,
@@ -514,14 +502,14 @@ fn advance_dynamic(
     } else {
         0
     };
-    let (mut last, mut iterations, mut unconverged) = (CosseratReport::default(), 0, 0);
+    let (mut last, mut iterations, mut unconverged) = (SolverReport::default(), 0, 0);
     for k in 1..=steps {
         let tk = t0 + span * k as f64 / steps as f64;
         let h = span / steps as f64;
         pose_obstacles(contact, motions, tk);
-        let mut both = contact_potentials(contact, self_contact, &mut none, &mut none2);
+        let [mut k0, mut k1] = contact_potentials(contact, self_contact);
         last = c
-            .step_with(h, &drive.drive_at(tk), &mut both)
+            .step_with(h, &drive.drive_at(tk), &mut [&mut k0, &mut k1])
             .map_err(|e| err(tk, e.into()))?;
         iterations += last.iterations;
         unconverged += usize::from(!last.converged);
@@ -747,17 +735,12 @@ impl World {
                 _ => continue,
             };
             pose_obstacles(contact, &self.obstacle_motions, t);
-            let (mut none, mut none2, mut none3) = (NoPotential, NoPotential, NoPotential);
-            let ps: &mut dyn NodePotential = match tool.as_mut() {
-                Some((r, s)) if *r == i => &mut **s,
-                _ => &mut none2,
+            let mut ps: Option<&mut dyn NodePotential> = match tool.as_mut() {
+                Some((r, s)) if *r == i => Some(&mut **s),
+                _ => None,
             };
-            let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
-            let mut both = Both {
-                a: &mut contacts,
-                b: ps,
-            };
-            match c.step_with(h, &rod.drive.drive_at(t), &mut both) {
+            let [mut k0, mut k1] = contact_potentials(contact, self_contact);
+            match c.step_with(h, &rod.drive.drive_at(t), &mut [&mut k0, &mut k1, &mut ps]) {
                 Ok(rep) => {
                     out.iterations += rep.iterations;
                     out.converged &= rep.converged;
@@ -888,7 +871,7 @@ impl World {
                     self_contact,
                     ..
                 } => RodReport::Cosserat {
-                    last: CosseratReport::default(),
+                    last: SolverReport::default(),
                     steps,
                     iterations,
                     unconverged,
