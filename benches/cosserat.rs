@@ -7,7 +7,8 @@ use std::hint::black_box;
 use suture::math::{Mat3, Vec3};
 use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};
 use suture::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, Method, RodParams,
+    CosseratRod, Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, Method, RodParams,
+    SolverConfig,
 };
 
 fn falling(n: usize, method: Method, iterations: usize) -> (CosseratRod, Drive) {
@@ -19,13 +20,13 @@ fn falling(n: usize, method: Method, iterations: usize) -> (CosseratRod, Drive) 
         density: NYLON.density,
     };
     let frame = Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]);
-    let config = CosseratConfig {
+    let config = SolverConfig {
         method,
         max_iterations: iterations,
         ..Default::default()
     };
     let mut rod = CosseratRod::straight(
-        CosseratParams::new(&p, 0.15, n),
+        DynamicParams::new(&p, 0.15, n),
         (EndCondition::Clamped, EndCondition::Free),
         config,
         Vec3::zeros(),

@@ -8,7 +8,9 @@ use std::hint::black_box;
 use suture::math::{Mat3, Quat, Vec3};
 use suture::rod::der::{DerRod, SagFreeOptions, rest_shape};
 use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};
-use suture::rod::{CosseratConfig, CosseratParams, Drive, EndCondition, EndTarget, RodParams};
+use suture::rod::{
+    Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, RodParams, SolverConfig,
+};
 
 fn nylon() -> RodParams {
     RodParams {
@@ -39,9 +41,9 @@ fn drive(rod: &DerRod) -> Drive {
 fn falling(nodes: usize) -> (DerRod, Drive) {
     let frame = Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]);
     let mut rod = DerRod::straight(
-        CosseratParams::new(&nylon(), 0.15, nodes - 1),
+        DynamicParams::new(&nylon(), 0.15, nodes - 1),
         (EndCondition::Clamped, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         Vec3::zeros(),
         frame,
     );
@@ -72,9 +74,9 @@ fn j_shape(nodes: usize) -> DerRod {
         })
         .collect();
     DerRod::from_centerline(
-        CosseratParams::new(&nylon(), len, n),
+        DynamicParams::new(&nylon(), len, n),
         (EndCondition::Clamped, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         x,
         &Vec3::z(),
     )

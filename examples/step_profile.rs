@@ -153,7 +153,7 @@ fn main() {
 
 /// Print the suture's potentials at the current state (trace mode).
 fn describe(world: &suture::sim::World) {
-    use suture::rod::cosserat::potential::{NodePotential, PotentialSink};
+    use suture::rod::{NodePotential, PotentialSink};
     use suture::sim::RodModel;
     let Some(su) = world.suturing.as_ref() else {
         return;

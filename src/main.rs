@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 #[path = "cli/run.rs"]
 mod run;
-use suture::rod::CosseratReport;
+use suture::rod::SolverReport;
 use suture::scene::{self, ModelName, Overrides};
 use suture::session::npz::{self, Array};
 use suture::sim::{ContactStats, RodReport, SelfContactStats};
@@ -657,7 +657,7 @@ fn simulate(
     let mut warned = vec![false; nrods];
     let mut steps = vec![0usize; nrods];
     let mut unconverged = vec![0usize; nrods];
-    let mut last_report: Vec<Option<CosseratReport>> = vec![None; nrods];
+    let mut last_report: Vec<Option<SolverReport>> = vec![None; nrods];
     let mut contact: Vec<Option<ContactStats>> = vec![None; nrods];
     let mut deepest = vec![0.0f64; nrods];
     let mut self_contact: Vec<Option<SelfContactStats>> = vec![None; nrods];

@@ -8,8 +8,10 @@ use common::nylon;
 use suture::contact::{Obstacle, ObstacleContact, Shape};
 use suture::math::{Mat3, Quat, Vec3};
 use suture::rod::banded::Banded;
-use suture::rod::cosserat::{NodePotential, PotentialSink};
-use suture::rod::{CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget};
+use suture::rod::{
+    CosseratRod, Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, SolverConfig,
+};
+use suture::rod::{NodePotential, PotentialSink};
 
 fn drive(r: &CosseratRod, gravity: Vec3) -> Drive {
     let n = r.segments();
@@ -178,12 +180,12 @@ fn fd_check(obstacles: &[Obstacle], r: f64, slip_speed: f64, pose: Option<(usize
 fn horizontal_rod(n: usize, length: f64, y: f64, damping: f64) -> CosseratRod {
     let p = nylon();
     CosseratRod::straight(
-        CosseratParams {
+        DynamicParams {
             mass_damping: damping,
-            ..CosseratParams::new(&p, length, n)
+            ..DynamicParams::new(&p, length, n)
         },
         (EndCondition::Free, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         Vec3::new(-0.5 * length, y, 0.0),
         Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
     )
@@ -204,7 +206,7 @@ fn suture_falls_onto_a_floor_and_rests_without_sinking() {
     let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
     let mut deepest = 0.0f64;
     for k in 0..600 {
-        let rep = r.step_with(1e-3, &d, &mut c).expect("step");
+        let rep = r.step_with(1e-3, &d, &mut [&mut c]).expect("step");
         assert!(rep.converged, "step {k}: {rep:?}");
         if k > 40 {
             deepest = deepest.max(c.max_penetration);
@@ -238,9 +240,9 @@ fn suture_pulled_over_a_cylinder_wraps_it_without_sinking() {
     let n = 80;
     let length = 0.08;
     let mut r = CosseratRod::straight(
-        CosseratParams::new(&p, length, n),
+        DynamicParams::new(&p, length, n),
         (EndCondition::Pinned, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         Vec3::new(-0.5 * length, radius + p.radius, 0.0),
         Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
     );
@@ -261,7 +263,7 @@ fn suture_pulled_over_a_cylinder_wraps_it_without_sinking() {
     let mut rep = None;
     for k in 1..=10 {
         d.end_force = Vec3::new(0.0, -pull * k as f64 / 10.0, 0.0);
-        let out = r.equilibrate_with(&d, &mut c).expect("equilibrium");
+        let out = r.equilibrate_with(&d, &mut [&mut c]).expect("equilibrium");
         assert!(out.converged, "load step {k}: {out:?}");
         rep = Some(out);
     }
@@ -306,9 +308,9 @@ fn slide(angle: f64, mu: f64, seconds: f64) -> (f64, f64) {
     let frame = Mat3::from_columns(&[normal, down, Vec3::z()]);
     let start = normal * p.radius - Vec3::z() * (0.5 * length);
     let mut r = CosseratRod::straight(
-        CosseratParams::new(&p, length, n),
+        DynamicParams::new(&p, length, n),
         (EndCondition::Free, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         start,
         frame,
     );
@@ -326,7 +328,7 @@ fn slide(angle: f64, mu: f64, seconds: f64) -> (f64, f64) {
     let steps = (seconds / 1e-3).round() as usize;
     let mut deepest = 0.0f64;
     for k in 0..steps {
-        let rep = r.step_with(1e-3, &d, &mut c).expect("step");
+        let rep = r.step_with(1e-3, &d, &mut [&mut c]).expect("step");
         assert!(rep.converged, "step {k}: {rep:?}");
         if k > 20 {
             deepest = deepest.max(c.max_penetration);
@@ -427,9 +429,9 @@ fn suture_over_a_capsule_rests_as_over_the_same_cylinder() {
     let length = 0.08;
     let settle = |shape: Shape| {
         let mut r = CosseratRod::straight(
-            CosseratParams::new(&p, length, n),
+            DynamicParams::new(&p, length, n),
             (EndCondition::Pinned, EndCondition::Free),
-            CosseratConfig::default(),
+            SolverConfig::default(),
             Vec3::new(-0.5 * length, radius + p.radius, 0.0),
             Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
         );
@@ -443,7 +445,7 @@ fn suture_over_a_capsule_rests_as_over_the_same_cylinder() {
         for k in 1..=10 {
             d.end_force = Vec3::new(0.0, -0.5 * k as f64 / 10.0, 0.0);
             assert!(
-                r.equilibrate_with(&d, &mut c)
+                r.equilibrate_with(&d, &mut [&mut c])
                     .expect("equilibrium")
                     .converged
             );
@@ -501,7 +503,7 @@ fn moving_instrument_lifts_the_suture_and_drags_it_only_with_friction() {
             let y = rise * (t / 0.5).min(1.0);
             let z = slide * ((t - 0.5) / 0.5).clamp(0.0, 1.0);
             c.set_pose(0, &Mat3::identity(), &Vec3::new(0.0, y, z));
-            let rep = r.step_with(h, &d, &mut c).expect("step");
+            let rep = r.step_with(h, &d, &mut [&mut c]).expect("step");
             assert!(rep.converged, "step {k}: {rep:?}");
             deepest = deepest.max(c.max_penetration);
             if k == 500 {
@@ -537,10 +539,10 @@ fn pd_suture_falls_onto_a_floor_and_rests_on_it() {
     use suture::rod::Method;
     let p = nylon();
     let mut r = horizontal_rod(30, 0.1, 0.005, 2.0);
-    r.config = CosseratConfig {
+    r.config = SolverConfig {
         method: Method::Pd,
         max_iterations: 20,
-        ..CosseratConfig::default()
+        ..SolverConfig::default()
     };
     let floor = Obstacle {
         shape: Shape::Plane {
@@ -559,7 +561,7 @@ fn pd_suture_falls_onto_a_floor_and_rests_on_it() {
     let d = drive(&r, Vec3::new(0.0, -9.81, 0.0));
     let mut deepest = 0.0f64;
     for _ in 0..600 {
-        r.step_with(1e-3, &d, &mut c).expect("step");
+        r.step_with(1e-3, &d, &mut [&mut c]).expect("step");
         deepest = deepest.max(c.max_penetration);
     }
     let lowest = r.x.iter().map(|x| x.y).fold(f64::INFINITY, f64::min);

@@ -7,8 +7,8 @@ use common::nylon;
 
 use suture::math::{Mat3, Vec3};
 use suture::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget, Integrator,
-    Method, RodParams,
+    CosseratRod, Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, Integrator, Method,
+    RodParams, SolverConfig,
 };
 
 /// Horizontal along +x, d1 = +y.
@@ -21,10 +21,10 @@ fn rod(
     length: f64,
     n: usize,
     ends: (EndCondition, EndCondition),
-    config: CosseratConfig,
+    config: SolverConfig,
 ) -> CosseratRod {
     CosseratRod::straight(
-        CosseratParams::new(p, length, n),
+        DynamicParams::new(p, length, n),
         ends,
         config,
         Vec3::zeros(),
@@ -61,7 +61,7 @@ fn static_tip_load_matches_elastica_table_d5() {
     let (l, n) = (0.1, 80);
     let ei = p.bending_stiffness();
     for (alpha, y_ref, x_ref) in [(1.0, 0.30172, 0.94357), (3.0, 0.60325, 0.74558)] {
-        let mut r = rod(&p, l, n, CANTILEVER, CosseratConfig::default());
+        let mut r = rod(&p, l, n, CANTILEVER, SolverConfig::default());
         let mut d = drive_for(&r);
         d.end_force = Vec3::new(0.0, -alpha * ei / (l * l), 0.0);
         let rep = r.equilibrate(&d).expect("converges");
@@ -92,7 +92,7 @@ fn static_self_weight_matches_heavy_elastica_table_d6() {
     let n = 80;
     let q = p.linear_density() * 9.81;
     let l = (5.0 * p.bending_stiffness() / q).cbrt();
-    let mut r = rod(&p, l, n, CANTILEVER, CosseratConfig::default());
+    let mut r = rod(&p, l, n, CANTILEVER, SolverConfig::default());
     let mut d = drive_for(&r);
     d.gravity = Vec3::new(0.0, -9.81, 0.0);
     let rep = r.equilibrate(&d).expect("converges");
@@ -127,14 +127,14 @@ fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
     let omega1 = 3.516 * (ei / (p.linear_density() * l.powi(4))).sqrt();
     // Air and handling dissipate quickly; take mode-1 critical mass damping α = 2ω₁, whose
     // physical settling time (to 5 %) is about 4.7/ω₁.
-    let mut params = CosseratParams::new(&p, l, n);
+    let mut params = DynamicParams::new(&p, l, n);
     params.mass_damping = 2.0 * omega1;
     let settle = 6.0 / omega1;
     let steps = (settle / h).ceil() as usize;
     let force = Vec3::new(0.0, -ei / (l * l), 0.0);
     let reference = 0.30172 * l; // D.5, α = 1
     for (method, iterations) in [(Method::Newton, 3), (Method::Pd, 10)] {
-        let config = CosseratConfig {
+        let config = SolverConfig {
             method,
             max_iterations: iterations,
             ..Default::default()
@@ -165,7 +165,7 @@ fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
 fn release(integrator: Integrator, n: usize, h: f64, seconds: f64) -> (Vec<(f64, f64)>, f64) {
     let p = nylon();
     let l = 0.1;
-    let config = CosseratConfig {
+    let config = SolverConfig {
         integrator,
         ..Default::default()
     };
@@ -174,7 +174,7 @@ fn release(integrator: Integrator, n: usize, h: f64, seconds: f64) -> (Vec<(f64,
     d.end_force = Vec3::new(0.0, -0.05 * p.bending_stiffness() / (l * l), 0.0);
     r.equilibrate(&d).expect("static");
     d.end_force = Vec3::zeros();
-    let mut rep = suture::rod::CosseratReport::default();
+    let mut rep = suture::rod::SolverReport::default();
     r.measure(&d.gravity, &mut rep);
     let e0 = rep.total_energy();
     (run(&mut r, &d, h, (seconds / h) as usize), e0)
@@ -275,7 +275,7 @@ fn twisted(n: usize, turns: f64, steps: usize) -> (CosseratRod, Drive) {
         1.0,
         n,
         (EndCondition::Clamped, EndCondition::Clamped),
-        CosseratConfig::default(),
+        SolverConfig::default(),
     );
     let mut d = drive_for(&r);
     let q_end = d.end.rotation;
@@ -365,7 +365,7 @@ fn d10_static_shapes_agree_across_meshes() {
     let q = p.linear_density() * 9.81;
     let l = (5.0 * p.bending_stiffness() / q).cbrt();
     let shape = |n: usize| {
-        let mut r = rod(&p, l, n, CANTILEVER, CosseratConfig::default());
+        let mut r = rod(&p, l, n, CANTILEVER, SolverConfig::default());
         let mut d = drive_for(&r);
         d.gravity = Vec3::new(0.0, -9.81, 0.0);
         d.end_force = Vec3::new(0.0, -p.bending_stiffness() / (l * l), 0.0);
@@ -395,11 +395,11 @@ fn d13_recovers_from_a_large_random_perturbation() {
     // initial values, the rod end straight, and the quaternions stay unit.
     let p = nylon();
     let (length, n) = (0.15, 40);
-    let config = CosseratConfig::default();
+    let config = SolverConfig::default();
     let mut r = CosseratRod::straight(
-        CosseratParams {
+        DynamicParams {
             mass_damping: 20.0,
-            ..CosseratParams::new(&p, length, n)
+            ..DynamicParams::new(&p, length, n)
         },
         (EndCondition::Free, EndCondition::Free),
         config,

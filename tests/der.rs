@@ -7,7 +7,9 @@ use common::nylon;
 
 use suture::math::{Mat3, Quat, Vec3};
 use suture::rod::der::DerRod;
-use suture::rod::{CosseratConfig, CosseratParams, Drive, EndCondition, EndTarget, RodParams};
+use suture::rod::{
+    Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, RodParams, SolverConfig,
+};
 
 /// Horizontal along +x, d1 = +y.
 fn horizontal() -> Mat3 {
@@ -16,9 +18,9 @@ fn horizontal() -> Mat3 {
 
 fn rod(p: &RodParams, length: f64, n: usize, ends: (EndCondition, EndCondition)) -> DerRod {
     DerRod::straight(
-        CosseratParams::new(p, length, n),
+        DynamicParams::new(p, length, n),
         ends,
-        CosseratConfig::default(),
+        SolverConfig::default(),
         Vec3::zeros(),
         horizontal(),
     )
@@ -208,7 +210,7 @@ fn cantilever_heavy_cantilever_and_catenary_agree_across_der_cosserat_and_strand
 /// midpoints' arc length, for `n` segments.
 fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
     let (len, alpha, beta) = (9.29, 1.345, 0.789);
-    let mut p = CosseratParams::new(&nylon(), len, n);
+    let mut p = DynamicParams::new(&nylon(), len, n);
     p.bend_stiffness = Vec3::new(alpha, alpha, beta);
     // Nearly inextensible: the compressive force (~40) strains it by 4e-6.
     p.stretch_stiffness = Vec3::new(1e7, 1e7, 1e7);
@@ -236,7 +238,7 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
             Quat::from_matrix(&Mat3::from_columns(&[d1, t.cross(&d1), t]))
         })
         .collect();
-    let config = CosseratConfig {
+    let config = SolverConfig {
         max_iterations: 200,
         ..Default::default()
     };

@@ -3,13 +3,15 @@
 
 use suture::math::{Quat, Vec3};
 use suture::rod::der::{DerRod, SagFreeOptions, rest_shape};
-use suture::rod::{CosseratConfig, CosseratParams, Drive, EndCondition, EndTarget, RodParams};
+use suture::rod::{
+    Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, RodParams, SolverConfig,
+};
 
 const CANTILEVER: (EndCondition, EndCondition) = (EndCondition::Clamped, EndCondition::Free);
 
 /// Newton to convergence even at the digest's 1/60 s steps.
-fn config() -> CosseratConfig {
-    CosseratConfig {
+fn config() -> SolverConfig {
+    SolverConfig {
         max_iterations: 200,
         ..Default::default()
     }
@@ -17,7 +19,7 @@ fn config() -> CosseratConfig {
 
 /// The paper's strand material: r = 1 mm, ρ = 1e3, stretching `c_stretch`, bending and
 /// twisting coefficients `c_bend`, `c_twist` (EA = cπr², EI = cπr⁴/4, GJ = cπr⁴/2; digest §1.4).
-fn paper_params(c_stretch: f64, c_bend: f64, c_twist: f64) -> CosseratParams {
+fn paper_params(c_stretch: f64, c_bend: f64, c_twist: f64) -> DynamicParams {
     let r = 1e-3;
     let p = RodParams {
         radius: r,
@@ -25,21 +27,21 @@ fn paper_params(c_stretch: f64, c_bend: f64, c_twist: f64) -> CosseratParams {
         shear_modulus: c_twist,
         density: 1e3,
     };
-    let mut cp = CosseratParams::new(&p, 1.0, 1);
+    let mut cp = DynamicParams::new(&p, 1.0, 1);
     let i = std::f64::consts::PI * r.powi(4) / 4.0;
     cp.bend_stiffness = Vec3::new(c_bend * i, c_bend * i, c_twist * 2.0 * i);
     cp
 }
 
 /// Nylon-like suture thread (digest §5.4): r = 0.15 mm, ρ = 1140, E = 2 GPa, G = 0.72 GPa.
-fn nylon_like() -> CosseratParams {
+fn nylon_like() -> DynamicParams {
     let p = RodParams {
         radius: 1.5e-4,
         youngs_modulus: 2e9,
         shear_modulus: 0.72e9,
         density: 1140.0,
     };
-    CosseratParams::new(&p, 1.0, 1)
+    DynamicParams::new(&p, 1.0, 1)
 }
 
 /// Gravity `g` with the clamp held where the rod starts, in its first segment's frame.
@@ -85,7 +87,7 @@ fn drift(rod: &DerRod, d: &Drive, h: f64, seconds: f64) -> f64 {
 
 /// The paper's strands (§5.1–5.3): 20 vertices, 1 m, the first edge clamped. Our clamp is a
 /// ghost edge ahead of node 0, so the 19 nodes x_1..x_19 are the rod and x_0 its ghost.
-fn paper_strand(params: CosseratParams, dir: Vec3, normal: Vec3) -> DerRod {
+fn paper_strand(params: DynamicParams, dir: Vec3, normal: Vec3) -> DerRod {
     let h = 1.0 / 19.0;
     let x: Vec<Vec3> = (1..=19).map(|i| dir * (i as f64 * h)).collect();
     DerRod::from_centerline(params, CANTILEVER, config(), x, &normal)

@@ -219,7 +219,7 @@ fn grid_broad_phase_equals_brute_force() {
 fn self_contact_potential_with_friction_matches_finite_differences() {
     use suture::contact::SelfContact;
     use suture::rod::banded::Banded;
-    use suture::rod::cosserat::{LowRank, NodePotential, PotentialSink};
+    use suture::rod::{LowRank, NodePotential, PotentialSink};
     let h = 1.6e-3;
     // A rod of 8 nodes folded so that segment 1 lies across segment 5 at about 1.98 h.
     let x0: Vec<Vec3> = vec![
@@ -351,7 +351,7 @@ fn self_contact_potential_with_friction_matches_finite_differences() {
 fn kinetic_friction_follows_the_thesis_switch() {
     use suture::contact::{FrictionModel, SelfContact};
     use suture::rod::banded::Banded;
-    use suture::rod::cosserat::{LowRank, NodePotential, PotentialSink};
+    use suture::rod::{LowRank, NodePotential, PotentialSink};
     let h = 1.6e-3;
     let x0: Vec<Vec3> = vec![
         Vec3::new(-2.0 * h, 0.0, 0.0),

@@ -5,15 +5,17 @@ use common::nylon;
 
 use suture::math::{Mat3, Vec3};
 use suture::rod::banded::Banded;
-use suture::rod::cosserat::{NodePotential, PotentialSink};
-use suture::rod::{CosseratConfig, CosseratParams, CosseratRod, Drive, EndCondition, EndTarget};
+use suture::rod::{
+    CosseratRod, Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, SolverConfig,
+};
+use suture::rod::{NodePotential, PotentialSink};
 use suture::sim::tool::ToolSpring;
 
 fn cantilever(n: usize, l: f64) -> (CosseratRod, Drive) {
     let r = CosseratRod::straight(
-        CosseratParams::new(&nylon(), l, n),
+        DynamicParams::new(&nylon(), l, n),
         (EndCondition::Clamped, EndCondition::Free),
-        CosseratConfig::default(),
+        SolverConfig::default(),
         Vec3::zeros(),
         Mat3::from_columns(&[Vec3::y(), Vec3::z(), Vec3::x()]),
     );
@@ -78,7 +80,7 @@ fn static_coupling_splits_the_offset_by_stiffness() {
         let (mut r, d) = cantilever(n, l);
         let mut s = ToolSpring::new(n, ratio * k_rod, 0.0);
         s.target = Vec3::new(l, -1e-3, 0.0);
-        let rep = r.equilibrate_with(&d, &mut s).expect("equilibrium");
+        let rep = r.equilibrate_with(&d, &mut [&mut s]).expect("equilibrium");
         assert!(rep.converged);
         let tip = -r.x[n].y;
         let expect = 1e-3 * ratio / (ratio + 1.0);
@@ -105,7 +107,7 @@ fn a_stiff_coupling_is_stable_in_the_implicit_step() {
         let t = k as f64 * 1e-3;
         s.target_velocity = Vec3::new(0.0, 0.05, 0.0);
         s.target = Vec3::new(l, 0.05 * t, 0.0);
-        let rep = r.step_with(1e-3, &d, &mut s).expect("step");
+        let rep = r.step_with(1e-3, &d, &mut [&mut s]).expect("step");
         assert!(rep.converged, "step {k}: {rep:?}");
         if k > 50 {
             worst = worst.max((r.x[n] - s.target).norm());
@@ -156,7 +158,7 @@ fn coupling_against_an_anchored_suture_is_stable_over_60_s() {
     for s in 1..=cycles * steps_per_cycle {
         let t = s as f64 * h;
         (spring.target, spring.target_velocity) = device(t);
-        let rep = rod.step_with(h, &drive, &mut spring).unwrap();
+        let rep = rod.step_with(h, &drive, &mut [&mut spring]).unwrap();
         let x = rod.x[n];
         // Rod energy (elastic + kinetic + gravity) plus the coupling spring's.
         let e = rep.total_energy() + 0.5 * k * (x - spring.target).norm_squared();
@@ -217,7 +219,7 @@ fn rotational_coupling_twists_the_held_end_as_springs_in_series() {
         spring.target = rod.x[n];
         spring.kr = kr;
         spring.target_rotation = suture::math::Quat::from_scaled_axis(axis * 0.1) * q0;
-        rod.equilibrate_with(&drive, &mut spring).unwrap();
+        rod.equilibrate_with(&drive, &mut [&mut spring]).unwrap();
         let turn = (rod.q[n - 1] * q0.inverse()).scaled_axis();
         let want = 0.1 * kr / (kr + kt);
         println!(

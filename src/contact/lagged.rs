@@ -32,7 +32,7 @@
 
 use super::{ObstacleContact, SelfContact};
 use crate::math::Vec3;
-use crate::rod::cosserat::{NodePotential, PotentialSink};
+use crate::rod::{NodePotential, PotentialSink};
 use crate::rod::{Strands, StrandsError, StrandsProblem, StrandsReport};
 
 /// Lagged contact loads for one STRANDS rod.

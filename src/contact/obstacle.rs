@@ -26,7 +26,7 @@
 
 use crate::contact::segment;
 use crate::math::{Mat3, Vec3, any_perpendicular};
-use crate::rod::cosserat::{NodePotential, PotentialSink, Projection};
+use crate::rod::{NodePotential, PotentialSink, Projection};
 
 /// Obstacle geometry (world frame, SI).
 #[derive(Clone, Debug, PartialEq)]

@@ -40,7 +40,7 @@ use super::imc::{ImcParams, energy_of_distance};
 use super::obstacle::mollifier;
 use super::segment;
 use crate::math::Vec3;
-use crate::rod::cosserat::{NodePotential, PotentialSink, Projection};
+use crate::rod::{NodePotential, PotentialSink, Projection};
 
 /// Segments closer along the rod than this many indices never interact (they touch at
 /// shared or nearby nodes); digest F5 A: |i − j| ≥ 3 for segments of about 2h.

@@ -16,7 +16,7 @@ use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
 use crate::rod::der::{SagFreeOptions, SagFreeReport, rest_shape};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
-    CosseratConfig, CosseratParams, CosseratRod, DerRod, EndCondition, Integrator, Method, Scheme,
+    CosseratRod, DerRod, DynamicParams, EndCondition, Integrator, Method, Scheme, SolverConfig,
     Strands, StrandsConfig,
 };
 use crate::sim::needle::{Needle, NeedleTarget};
@@ -322,7 +322,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         None if method == Method::Pd => 10,
         None => 20,
     };
-    let mut cosserat = CosseratConfig {
+    let mut cosserat = SolverConfig {
         method,
         integrator: match sf.solver.integrator {
             Some(IntegratorName::Midpoint) => Integrator::ImplicitMidpoint,
@@ -626,7 +626,7 @@ struct Dynamics {
     model: ModelName,
     dt: f64,
     quasi_static: bool,
-    config: CosseratConfig,
+    config: SolverConfig,
     obstacles: Vec<Obstacle>,
     self_contact: bool,
     self_friction: f64,
@@ -1431,7 +1431,7 @@ fn build_rod(
         }
         RodModel::Strands(Box::new(s))
     } else {
-        let mut cp = CosseratParams::new(&params, length, elements);
+        let mut cp = DynamicParams::new(&params, length, elements);
         cp.rest_darboux = rest;
         cp.mass_damping = damping[0];
         cp.stiffness_damping = damping[1];

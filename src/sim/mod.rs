@@ -15,10 +15,9 @@ pub use step::{
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
 use crate::math::{Mat3, Quat, Vec3, exp_so3};
-use crate::rod::cosserat::{Both, NoPotential};
 use crate::rod::{
-    CosseratError, CosseratReport, CosseratRod, DerRod, Drive, EndTarget, Strands, StrandsError,
-    StrandsProblem, StrandsReport, Tip,
+    CosseratRod, DerRod, Drive, DynamicRod, EndTarget, NodePotential, SolverError, SolverReport,
+    Strands, StrandsError, StrandsProblem, StrandsReport, Tip,
 };
 
 /// A prescribed motion of a clamped end: piecewise linear in time, holding the first value
@@ -284,7 +283,7 @@ pub enum ModelError {
     Strands(#[from] StrandsError),
     /// From the Cosserat rod.
     #[error(transparent)]
-    Cosserat(#[from] CosseratError),
+    Cosserat(#[from] SolverError),
     /// From the quasi-static coupling's tip-force solve.
     #[error(transparent)]
     Coupling(#[from] tool::CouplingError),
@@ -302,7 +301,7 @@ pub enum RodReport {
     /// of all of them.
     Cosserat {
         /// Report of the last step.
-        last: CosseratReport,
+        last: SolverReport,
         /// Steps taken over the frame.
         steps: usize,
         /// Iterations summed over the steps.
@@ -425,7 +424,7 @@ fn suture_step(
     h: f64,
     t: f64,
     target: &needle::NeedleTarget,
-) -> Result<CosseratReport, ModelError> {
+) -> Result<SolverReport, ModelError> {
     let RodModel::Cosserat {
         rod: c,
         contact,
@@ -446,17 +445,12 @@ fn suture_step(
         c.params.broken,
         &c.x,
     );
-    let (mut none, mut none3) = (NoPotential, NoPotential);
-    let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none3);
-    let mut held = Both {
-        a: &mut s.attach,
-        b: &mut s.channel,
-    };
-    let mut both = Both {
-        a: &mut contacts,
-        b: &mut held,
-    };
-    let rep = c.step_with(h, &rod.drive.drive_at(t), &mut both);
+    let [mut k0, mut k1] = contact_potentials(contact, self_contact);
+    let rep = c.step_with(
+        h,
+        &rod.drive.drive_at(t),
+        &mut [&mut k0, &mut k1, &mut s.attach, &mut s.channel],
+    );
     // Tension: the axial force EA Γ₃ (Soler eq. (5), Γ₃ = d₃·(x_{e+1} − x_e)/l − 1; shear,
     // which a sharp bend through a hole induces, is not tension), largest over the segments
     // (the broken segment excluded).
@@ -500,24 +494,19 @@ fn pose_obstacles(contact: &mut Option<Box<ObstacleContact>>, motions: &[EndMoti
     }
 }
 
-/// The rod's obstacle contact and self-contact as one potential for its solver (an absent one
-/// is `none`, `none2`).
+/// The rod's obstacle contact and self-contact, the first two potentials of its solver's list
+/// (an absent one is `None` and keeps its place: the list's values are summed pairwise, see
+/// `rod::DynamicRod`).
 fn contact_potentials<'a>(
     contact: &'a mut Option<Box<ObstacleContact>>,
     self_contact: &'a mut Option<Box<SelfContact>>,
-    none: &'a mut NoPotential,
-    none2: &'a mut NoPotential,
-) -> Both<'a> {
-    Both {
-        a: match contact {
-            Some(k) => k.as_mut(),
-            None => none,
-        },
-        b: match self_contact {
-            Some(k) => k.as_mut(),
-            None => none2,
-        },
-    }
+) -> [Option<&'a mut dyn NodePotential>; 2] {
+    [
+        contact.as_deref_mut().map(|k| k as &mut dyn NodePotential),
+        self_contact
+            .as_deref_mut()
+            .map(|k| k as &mut dyn NodePotential),
+    ]
 }
 
 impl World {

@@ -16,8 +16,7 @@ use super::{
     contact_potentials, contact_stats, pose_obstacles, self_contact_stats, suture_step,
 };
 use crate::math::{Quat, Vec3};
-use crate::rod::cosserat::{Both, NoPotential, NodePotential};
-use crate::rod::{CosseratReport, DynamicRod, StrandsReport};
+use crate::rod::{DynamicRod, NodePotential, SolverReport, StrandsReport};
 
 /// Button bit that toggles the grasp (device::mouse::GRASP_BUTTON; the device layer sits
 /// beside sim, so the bit is restated here and a test in runtime checks they agree).
@@ -312,7 +311,7 @@ pub struct Substep {
 /// What one rod's solver did over the steps of an offline frame.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct RodTally {
-    last: CosseratReport,
+    last: SolverReport,
     strands: StrandsReport,
     steps: usize,
     iterations: usize,
@@ -615,7 +614,7 @@ impl World {
                     if suturing {
                         // The suturing step reports its rods together.
                         RodReport::Cosserat {
-                            last: CosseratReport::default(),
+                            last: SolverReport::default(),
                             steps,
                             iterations,
                             unconverged,
@@ -658,19 +657,18 @@ fn step_dynamic(
         return Ok(());
     }
     pose_obstacles(contact, motions, t);
-    let (mut none, mut none2) = (NoPotential, NoPotential);
-    let mut contacts = contact_potentials(contact, self_contact, &mut none, &mut none2);
+    let [mut k0, mut k1] = contact_potentials(contact, self_contact);
     let rep = match tool {
-        _ if quasi_static => c.equilibrate_with(&drive.drive_at(t), &mut contacts),
+        _ if quasi_static => c.equilibrate_with(&drive.drive_at(t), &mut [&mut k0, &mut k1]),
         Some(tool) => {
-            let coupling: &mut dyn NodePotential = &mut tool.coupling;
-            let mut both = Both {
-                a: &mut contacts,
-                b: coupling,
-            };
-            c.step_with(h, &drive.drive_at(t), &mut both)
+            let mut coupling: Option<&mut dyn NodePotential> = Some(&mut tool.coupling);
+            c.step_with(
+                h,
+                &drive.drive_at(t),
+                &mut [&mut k0, &mut k1, &mut coupling],
+            )
         }
-        None => c.step_with(h, &drive.drive_at(t), &mut contacts),
+        None => c.step_with(h, &drive.drive_at(t), &mut [&mut k0, &mut k1]),
     }?;
     out.iterations += rep.iterations;
     out.converged &= rep.converged;

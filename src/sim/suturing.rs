@@ -25,7 +25,7 @@ use super::needle::{Needle, NeedleTarget};
 use super::tool::ToolSpring;
 use crate::contact::ObstacleContact;
 use crate::math::{Mat3, Vec3};
-use crate::rod::cosserat::{NodePotential, PotentialSink};
+use crate::rod::{NodePotential, PotentialSink};
 use crate::tissue::{Face, MaterialPoint, PointSpring, Tissue};
 
 /// Interaction parameters (SI), from the scene's `[tissue]` and `[needle]`.

@@ -11,7 +11,7 @@
 
 use crate::math::{Mat3, Quat, Vec3};
 use crate::rod::cosserat::energy::{Hessian, bend_twist};
-use crate::rod::cosserat::{NodePotential, PotentialSink};
+use crate::rod::{NodePotential, PotentialSink};
 
 /// A spring-damper from one node to a moving target.
 #[derive(Clone, Debug, PartialEq)]

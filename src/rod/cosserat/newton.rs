@@ -13,15 +13,14 @@
 //! The gyroscopic term `ω × Jω` is omitted: for a suture `J/h²` is ~1e-9 of the elastic terms
 //! (digest C.1).
 
+use super::CosseratRod;
 use super::energy::{self, Hessian};
-use super::potential::{NodePotential, PotentialSink, woodbury};
-use super::{CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator};
 use crate::math::{Quat, Vec3, exp_quat};
-
-/// A Newton solve has converged when the largest force (moment/l) imbalance is below this
-/// fraction of the rod's force scale (weight + end loads + EI/L²), or when the Newton step falls
-/// below `config.tolerance`.
-const RESIDUAL_TOLERANCE: f64 = 1e-9;
+use crate::rod::implicit::newton::{Eval, LinearSystem, NewtonRod, Nodes, Problem, newton};
+use crate::rod::implicit::{
+    Drive, DynamicParams, EndCondition, ImplicitRod, Integrator, Method, SolverConfig, SolverError,
+    SolverReport,
+};
 
 /// Inertia and damping of one solve: `None` for a static (equilibrium) solve.
 #[derive(Clone, Copy, Debug)]
@@ -50,26 +49,12 @@ fn rotate(q: &Quat, d: &Vec3) -> (Quat, f64) {
     (Quat::new_unchecked(r / n), (1.0 - n).abs())
 }
 
-/// What [`objective`] computes besides the value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Eval {
-    /// Value, gradient and banded Hessian of the given kind.
-    Full(Hessian),
-    /// Value and gradient (a line-search trial that will not be continued from).
-    Gradient,
-}
-
 #[allow(clippy::needless_range_loop)] // node, segment and joint indices address several arrays
-/// Evaluate Φ at (x, q) (the trial point with `trial`) with its gradient, and with
-/// `Eval::Full` its banded Hessian.
-fn objective(
-    rod: &mut CosseratRod,
-    trial: bool,
-    dynamics: Option<Dynamics>,
-    drive: &Drive,
-    eval: Eval,
-    pot: &dyn NodePotential,
-) -> f64 {
+/// Evaluate Φ at (x, q) (the trial point with `trial`) with its gradient, and the banded
+/// Hessian `eval` asks for.
+fn objective(rod: &mut CosseratRod, trial: bool, eval: Eval, problem: &Problem) -> f64 {
+    let dynamics = problem.h.map(|h| Dynamics { h });
+    let (drive, pot) = (problem.drive, problem.pot);
     let p = &rod.params;
     let n = p.segments;
     let l = p.segment_length;
@@ -80,49 +65,16 @@ fn objective(
         (&rod.x, &rod.q)
     };
     let kind = match eval {
-        Eval::Full(k) => k,
+        Eval::Exact => Hessian::Exact,
+        Eval::GaussNewton => Hessian::GaussNewton,
         Eval::Gradient => Hessian::Skip,
     };
     let hessian = kind != Hessian::Skip;
-    if hessian {
-        w.h.clear();
-    }
-    w.g.iter_mut().for_each(|v| *v = 0.0);
-    let mut phi = 0.0;
+    let s = &mut w.sys;
+    s.clear(hessian);
     // Nodes: inertia, mass damping, gravity, end forces.
-    for i in 0..=n {
-        let m = rod.mass[i];
-        let mut f_ext = rod.mass[i] * drive.gravity;
-        if i == 0 {
-            f_ext += drive.start_force;
-        }
-        if i == n {
-            f_ext += drive.end_force;
-        }
-        phi -= f_ext.dot(&x[i]);
-        let mut grad = -f_ext;
-        let mut diag = 0.0;
-        if let Some(d) = dynamics {
-            let wi = m / (d.h * d.h);
-            let dx = x[i] - w.x_pred[i];
-            phi += 0.5 * wi * dx.norm_squared();
-            grad += dx * wi;
-            diag += wi;
-            if p.mass_damping > 0.0 {
-                let wd = p.mass_damping * m / d.h;
-                let dv = x[i] - w.x_prev[i];
-                phi += 0.5 * wd * dv.norm_squared();
-                grad += dv * wd;
-                diag += wd;
-            }
-        }
-        for k in 0..3 {
-            w.g[xi(i) + k] += grad[k];
-            if hessian {
-                w.h.add_diagonal(xi(i) + k, diag);
-            }
-        }
-    }
+    let nodes = Nodes::new(x, &w.x_pred, &w.x_prev, &rod.mass, (0, n), p.mass_damping);
+    let mut phi = s.add_nodes(&nodes, problem, hessian);
     let zero = Vec3::zeros();
     let beta = dynamics.map_or(0.0, |d| p.stiffness_damping / d.h);
     // Segments: stretch–shear (+ its strain-rate damping) and rotational inertia. The element's
@@ -155,10 +107,10 @@ fn objective(
             h3 += hr;
         }
         for a in 0..9 {
-            w.g[xi(e) + a] += g9[a];
+            s.g[xi(e) + a] += g9[a];
         }
         if hessian {
-            w.h.add_dense(xi(e), &h9);
+            s.h.add_dense(xi(e), &h9);
         }
     }
     // Joints: bend–twist (+ damping).
@@ -183,13 +135,13 @@ fn objective(
         }
         phi += v;
         for a in 0..3 {
-            w.g[ti(j) + a] += g6[a];
-            w.g[ti(j + 1) + a] += g6[3 + a];
+            s.g[ti(j) + a] += g6[a];
+            s.g[ti(j + 1) + a] += g6[3 + a];
         }
         if hessian {
-            w.h.add_dense(ti(j), &h6.fixed_view::<3, 3>(0, 0).into_owned());
-            w.h.add_dense(ti(j + 1), &h6.fixed_view::<3, 3>(3, 3).into_owned());
-            w.h.add_block3(ti(j + 1), ti(j), &h6.fixed_view::<3, 3>(3, 0).into_owned());
+            s.h.add_dense(ti(j), &h6.fixed_view::<3, 3>(0, 0).into_owned());
+            s.h.add_dense(ti(j + 1), &h6.fixed_view::<3, 3>(3, 3).into_owned());
+            s.h.add_block3(ti(j + 1), ti(j), &h6.fixed_view::<3, 3>(3, 0).into_owned());
         }
     }
     // Clamped ends: a bend–twist joint of length l/2 between the held frame and the end
@@ -214,37 +166,30 @@ fn objective(
             energy::bend_twist(&qa, &qb, half, &p.bend_stiffness, &p.rest_darboux, kind);
         phi += v;
         for a in 0..3 {
-            w.g[ti(e) + a] += g6[off + a];
+            s.g[ti(e) + a] += g6[off + a];
         }
         if hessian {
             let h3 = h6.fixed_view::<3, 3>(off, off).into_owned();
-            w.h.add_dense(ti(e), &h3);
+            s.h.add_dense(ti(e), &h3);
         }
     }
     // Dead end torques: virtual work τ·(R δ), so ∂Φ/∂δ = -Rᵀτ (no potential; see `step_work`).
     let t0 = q[0].inverse() * drive.start_torque;
     let t1 = q[n - 1].inverse() * drive.end_torque;
     for k in 0..3 {
-        w.g[ti(0) + k] -= t0[k];
-        w.g[ti(n - 1) + k] -= t1[k];
+        s.g[ti(0) + k] -= t0[k];
+        s.g[ti(n - 1) + k] -= t1[k];
     }
     // External potentials on the node positions (obstacle contact and friction).
-    w.low_rank.clear();
-    let mut sink = PotentialSink {
-        g: &mut w.g,
-        h: if hessian { Some(&mut w.h) } else { None },
-        low_rank: if hessian { Some(&mut w.low_rank) } else { None },
-        stride: 6,
-        offset: 0,
-    };
+    let mut sink = s.sink(hessian);
     phi += pot.evaluate(x, Some(&mut sink));
     phi += pot.evaluate_frames(q, Some(&mut sink));
     // Dirichlet degrees of freedom: held end positions, or every position (frames-only solve).
     let mut hold = |node: usize| {
         for k in 0..3 {
-            w.g[xi(node) + k] = 0.0;
+            s.g[xi(node) + k] = 0.0;
             if hessian {
-                w.h.pin(xi(node) + k);
+                s.h.pin(xi(node) + k);
             }
         }
     };
@@ -264,225 +209,103 @@ fn objective(
             || (node == 0 && rod.ends.0 != EndCondition::Free)
             || (node == n && rod.ends.1 != EndCondition::Free)
     };
-    for t in w.low_rank.iter_mut() {
-        for a in 0..4 {
-            if held(t.nodes[a]) {
-                t.u[3 * a..3 * a + 3].iter_mut().for_each(|v| *v = 0.0);
-            }
-        }
-    }
+    s.release_held(held);
     phi
 }
 
-/// Largest force [N] and moment [N m] imbalance of the assembled gradient.
-fn residual(rod: &CosseratRod) -> (f64, f64) {
-    largest(&rod.work.g, rod.params.segments)
-}
-
-/// Largest absolute position and rotation entries of a vector over the unknowns.
-fn largest(z: &[f64], n: usize) -> (f64, f64) {
-    let (mut f, mut m) = (0.0f64, 0.0f64);
-    for c in z.chunks(6) {
-        f = f.max(c[0].abs()).max(c[1].abs()).max(c[2].abs());
-        if c.len() == 6 {
-            m = m.max(c[3].abs()).max(c[4].abs()).max(c[5].abs());
+impl NewtonRod for CosseratRod {
+    fn parts(&mut self) -> (&DynamicParams, &SolverConfig, &mut LinearSystem) {
+        (&self.params, &self.config, &mut self.work.sys)
+    }
+    fn objective(&mut self, trial: bool, eval: Eval, p: &Problem) -> f64 {
+        objective(self, trial, eval, p)
+    }
+    fn torque_work(&self, drive: &Drive) -> f64 {
+        // τ·(R dθ) of the dead end torques.
+        let n = self.params.segments;
+        let dz = &self.work.sys.dz;
+        let d0 = Vec3::new(dz[ti(0)], dz[ti(0) + 1], dz[ti(0) + 2]);
+        let d1 = Vec3::new(dz[ti(n - 1)], dz[ti(n - 1) + 1], dz[ti(n - 1) + 2]);
+        drive.start_torque.dot(&(self.q[0] * d0)) + drive.end_torque.dot(&(self.q[n - 1] * d1))
+    }
+    fn set_trial_positions(&mut self, t: f64) {
+        let w = &mut self.work;
+        let dz = &w.sys.dz;
+        for i in 0..=self.params.segments {
+            let d = Vec3::new(dz[xi(i)], dz[xi(i) + 1], dz[xi(i) + 2]);
+            w.x_trial[i] = self.x[i] + d * t;
         }
     }
-    debug_assert_eq!(z.len(), 6 * n + 3);
-    (f, m)
-}
-
-/// The residual of the assembled gradient relative to the force scale.
-fn report_residual(rod: &CosseratRod, fscale: f64, l: f64) -> f64 {
-    let (f, m) = residual(rod);
-    (f / fscale).max(m / (fscale * l))
-}
-
-/// Newton iterations on Φ from the current state (ends already imposed).
-fn newton(
-    rod: &mut CosseratRod,
-    dynamics: Option<Dynamics>,
-    drive: &Drive,
-    max_iterations: usize,
-    report: &mut CosseratReport,
-    pot: &dyn NodePotential,
-) -> Result<(), CosseratError> {
-    let n = rod.params.segments;
-    let l = rod.params.segment_length;
-    let tol = rod.config.tolerance;
-    let fscale = rod.force_scale(drive);
-    let mut phi = objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
-    report.converged = false;
-    // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
-    // equilibrium (the Newton model is poor there) and relaxed after full steps.
-    let mut min_shift = 0.0f64;
-    // Whether `work.h` is out of date: the accepted point of the last line search was a
-    // backtracked trial, evaluated without its Hessian.
-    let mut stale = false;
-    for it in 0..max_iterations {
-        if !phi.is_finite() || rod.work.g.iter().any(|v| !v.is_finite()) {
-            return Err(CosseratError::NonFinite { iteration: it });
-        }
-        if stale {
-            // The same point and the same arithmetic as the trial: Φ and g are unchanged.
-            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
-            stale = false;
-        }
-        // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
-        // (a large perturbation, digest D.13) the exact Hessian can be so indefinite that only
-        // a huge shift helps; switch to the positive semi-definite Gauss–Newton Hessian at the
-        // same point instead, then shift that if needed (static free rods: rigid modes).
-        let mut mu = min_shift;
-        let mut gauss_newton = false;
-        loop {
-            let w = &mut rod.work;
-            if w.chol.factor_from(&w.h, mu).is_ok() {
-                break;
-            }
-            mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
-            if !gauss_newton && mu > 1e-3 {
-                objective(
-                    rod,
-                    false,
-                    dynamics,
-                    drive,
-                    Eval::Full(Hessian::GaussNewton),
-                    pot,
-                );
-                gauss_newton = true;
-                mu = min_shift;
-            } else if mu > 1e4 {
-                return Err(CosseratError::Singular);
-            }
-            report.shifts += 1;
-        }
-        let w = &mut rod.work;
-        w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
-        w.chol.solve(&mut w.dz);
-        woodbury(&w.chol, &w.low_rank, xi, &mut w.dz, &mut w.wb_y);
-        let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
-        let (dx_max, dth_max) = largest(&w.dz, n);
-        // Work of the dead end torques along the step, τ·(R dθ) per unit t.
-        let tq = {
-            let d0 = Vec3::new(w.dz[ti(0)], w.dz[ti(0) + 1], w.dz[ti(0) + 2]);
-            let d1 = Vec3::new(w.dz[ti(n - 1)], w.dz[ti(n - 1) + 1], w.dz[ti(n - 1) + 2]);
-            drive.start_torque.dot(&(rod.q[0] * d0)) + drive.end_torque.dot(&(rod.q[n - 1] * d1))
-        };
-        let small = dx_max <= tol * l && dth_max <= tol;
-        let res_now = report_residual(rod, fscale, l);
-        // Backtracking line search (Armijo) on Φ, assembling at the accepted point, from the
-        // largest step the external potential allows (no tunnelling through obstacles).
-        let t_max = if !pot.limits_steps() {
-            1.0
-        } else {
-            let w = &mut rod.work;
-            for i in 0..=n {
-                w.x_trial[i] = rod.x[i] + Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
-            }
-            pot.max_step(&rod.x, &w.x_trial).clamp(1e-12, 1.0)
-        };
-        let mut t = t_max;
-        let mut accepted = false;
+    fn set_trial_rest(&mut self, t: f64) -> f64 {
+        let w = &mut self.work;
+        let dz = &w.sys.dz;
         let mut qerr = 0.0f64;
-        for _ in 0..40 {
-            let w = &mut rod.work;
-            for i in 0..=n {
-                let d = Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
-                w.x_trial[i] = rod.x[i] + d * t;
-            }
-            qerr = 0.0;
-            for e in 0..n {
-                let d = Vec3::new(w.dz[ti(e)], w.dz[ti(e) + 1], w.dz[ti(e) + 2]);
-                let (qn, er) = rotate(&rod.q[e], &(d * t));
-                w.q_trial[e] = qn;
-                qerr = qerr.max(er);
-            }
-            // The full step is assembled with its Hessian (it is usually taken); a backtracked
-            // trial, and the last allowed iteration's, only with its gradient: the Hessian is
-            // assembled once the next iteration needs it (`stale`).
-            let eval = if it + 1 == max_iterations || t < 0.3 * t_max {
-                Eval::Gradient
-            } else {
-                Eval::Full(Hessian::Exact)
-            };
-            let phi_t = objective(rod, true, dynamics, drive, eval, pot) - t * tq;
-            // Armijo on Φ; near convergence Φ's decrease sinks below its rounding (a weight of
-            // 1e-5 J against decreases of 1e-20 J), so a full step that halves the residual is
-            // accepted too.
-            if phi_t <= phi + 1e-4 * t * slope
-                || (t == t_max && report_residual(rod, fscale, l) < 0.5 * res_now)
-                || (small && phi_t <= phi + 1e-12 * phi.abs())
-            {
-                phi = phi_t + 0.0;
-                accepted = true;
-                stale = t < 0.3 * t_max;
-                break;
-            }
-            t *= 0.5;
+        for e in 0..self.params.segments {
+            let d = Vec3::new(dz[ti(e)], dz[ti(e) + 1], dz[ti(e) + 2]);
+            let (qn, er) = rotate(&self.q[e], &(d * t));
+            w.q_trial[e] = qn;
+            qerr = qerr.max(er);
         }
-        report.iterations = it + 1;
-        if !accepted {
-            // No decrease along this direction: at the rounding floor, stop; otherwise the
-            // model is poor here: reassemble where we are and retry with a larger shift.
-            objective(rod, false, dynamics, drive, Eval::Full(Hessian::Exact), pot);
-            report.residual = report_residual(rod, fscale, l);
-            if report.residual < 1e3 * RESIDUAL_TOLERANCE {
-                report.converged = true;
-                return Ok(());
-            }
-            if min_shift >= 1e4 {
-                return Ok(());
-            }
-            min_shift = (mu * 100.0).max(1e-6);
-            report.shifts += 1;
-            continue;
-        }
-        std::mem::swap(&mut rod.x, &mut rod.work.x_trial);
-        std::mem::swap(&mut rod.q, &mut rod.work.q_trial);
-        report.max_quaternion_error = report.max_quaternion_error.max(qerr);
-        // Φ now includes the accumulated torque work; keep it relative to the new point.
-        phi += t * tq;
-        let (f, m) = residual(rod);
-        report.residual = (f / fscale).max(m / (fscale * l));
-        if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
-            report.converged = true;
-            return Ok(());
-        }
-        // At the rounding floor (EA/l against forces of 1e-4 N leaves relative residuals of
-        // ~1e-8) the line search only finds damped steps that change nothing: stop there, as
-        // when no step is accepted at all.
-        if t < 1.0 && report.residual > 0.5 * res_now && report.residual < 1e3 * RESIDUAL_TOLERANCE
-        {
-            report.converged = true;
-            return Ok(());
-        }
-        // Levenberg–Marquardt update of the shift's floor (Moré 1978; Nocedal & Wright 2006,
-        // §10.3): up ×100 past a stall, up ×10 after a short step (the quadratic model is poor
-        // at this scale: Gauss–Newton on a suture pulled round a hole zig-zagged with steps of
-        // 1/32 and 1/64 for all 40 iterations, the residual falling 3 % per iteration), down
-        // ×100 after a full one.
-        min_shift = if t < 1e-6 {
-            (mu * 100.0).max(1e-6)
-        } else if t < 0.1 {
-            (min_shift * 10.0).max(1e-6)
-        } else if t == 1.0 && min_shift > 1e-8 {
-            min_shift * 0.01
-        } else if t == 1.0 {
-            0.0
-        } else {
-            min_shift
-        };
+        qerr
     }
-    Ok(())
+    fn positions_and_trial(&self) -> (&[Vec3], &[Vec3]) {
+        (&self.x, &self.work.x_trial)
+    }
+    fn take_trial(&mut self) {
+        std::mem::swap(&mut self.x, &mut self.work.x_trial);
+        std::mem::swap(&mut self.q, &mut self.work.q_trial);
+    }
+    const GAUSS_NEWTON: bool = true;
+    const MAX_SHIFT: f64 = 1e4;
 }
 
-/// One implicit step of length `h` [s].
-pub fn step(
-    rod: &mut CosseratRod,
-    h: f64,
-    drive: &Drive,
-    pot: &dyn NodePotential,
-) -> Result<CosseratReport, CosseratError> {
+impl ImplicitRod for CosseratRod {
+    fn node_positions(&self) -> &[Vec3] {
+        &self.x
+    }
+    fn hold(&mut self, drive: &Drive) {
+        self.work.held_prev = self.held_frames;
+        self.held_frames = (drive.start.rotation, drive.end.rotation);
+        self.work.v_start.copy_from_slice(&self.v);
+        self.work.omega_start.copy_from_slice(&self.omega);
+    }
+    fn release(&mut self) {
+        self.held_frames = self.work.held_prev;
+    }
+    fn rewind(&mut self) {
+        self.restore();
+        self.v.copy_from_slice(&self.work.v_start);
+        self.omega.copy_from_slice(&self.work.omega_start);
+    }
+    fn save(&mut self) {
+        self.work.x_prev.copy_from_slice(&self.x);
+        self.work.q_prev.copy_from_slice(&self.q);
+    }
+    fn restore(&mut self) {
+        self.x.copy_from_slice(&self.work.x_prev);
+        self.q.copy_from_slice(&self.work.q_prev);
+    }
+    fn impose(&mut self, drive: &Drive) {
+        CosseratRod::impose_ends(&mut self.x, self.ends, drive);
+    }
+    fn settle(&mut self, gravity: &Vec3, report: &mut SolverReport) {
+        self.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+        self.omega.iter_mut().for_each(|v| *v = Vec3::zeros());
+        self.measure(gravity, report);
+    }
+    /// The PD solver sees the potential through `NodePotential::project` (contact as
+    /// projections).
+    fn solve_step(&mut self, p: &Problem) -> Result<SolverReport, SolverError> {
+        match self.config.method {
+            Method::Newton => step(self, p),
+            Method::Pd => super::pd::step(self, p),
+        }
+    }
+}
+
+/// One implicit step of length `problem.h` [s].
+pub(crate) fn step(rod: &mut CosseratRod, problem: &Problem) -> Result<SolverReport, SolverError> {
+    let (h, drive, pot) = (problem.h.expect("a step"), problem.drive, problem.pot);
     let n = rod.params.segments;
     let l = rod.params.segment_length;
     let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
@@ -504,11 +327,15 @@ pub fn step(
         rod.x.copy_from_slice(&rod.work.x_prev);
     }
     CosseratRod::impose_ends(&mut rod.x, rod.ends, &d);
-    let mut report = CosseratReport::default();
+    let mut report = SolverReport::default();
     let cap = rod.config.max_iterations;
-    if let Err(e) = newton(rod, Some(Dynamics { h: he }), &d, cap, &mut report, pot) {
-        rod.x.copy_from_slice(&rod.work.x_prev);
-        rod.q.copy_from_slice(&rod.work.q_prev);
+    let p = Problem {
+        h: Some(he),
+        drive: &d,
+        pot,
+    };
+    if let Err(e) = newton(rod, &p, cap, &mut report) {
+        rod.restore();
         return Err(e);
     }
     finish_step(rod, h, midpoint);
@@ -518,12 +345,16 @@ pub fn step(
         // leave them off their equilibrium at t_{n+1} and bleed energy. Re-solve them with the
         // positions held, so the state at t_{n+1} is consistent.
         rod.work.pin_positions = true;
-        let mut rot = CosseratReport::default();
-        let r = newton(rod, None, drive, cap, &mut rot, pot);
+        let mut rot = SolverReport::default();
+        let p = Problem {
+            h: None,
+            drive,
+            pot,
+        };
+        let r = newton(rod, &p, cap, &mut rot);
         rod.work.pin_positions = false;
         if let Err(e) = r {
-            rod.x.copy_from_slice(&rod.work.x_prev);
-            rod.q.copy_from_slice(&rod.work.q_prev);
+            rod.restore();
             return Err(e);
         }
         report.iterations += rot.iterations;
@@ -599,27 +430,4 @@ pub(crate) fn finish_step(rod: &mut CosseratRod, h: f64, midpoint: bool) {
             rod.omega[e] = (w.q_prev[e].inverse() * rod.q[e]).scaled_axis() / h;
         }
     }
-}
-
-/// Static equilibrium by Newton with line search and Marquardt shifts (a local minimum of the
-/// potential energy, reached from the current state). Velocities are set to zero.
-pub fn equilibrate(
-    rod: &mut CosseratRod,
-    drive: &Drive,
-    pot: &dyn NodePotential,
-) -> Result<CosseratReport, CosseratError> {
-    rod.work.x_prev.copy_from_slice(&rod.x);
-    rod.work.q_prev.copy_from_slice(&rod.q);
-    CosseratRod::impose_ends(&mut rod.x, rod.ends, drive);
-    let mut report = CosseratReport::default();
-    let cap = rod.config.max_iterations.max(500);
-    if let Err(e) = newton(rod, None, drive, cap, &mut report, pot) {
-        rod.x.copy_from_slice(&rod.work.x_prev);
-        rod.q.copy_from_slice(&rod.work.q_prev);
-        return Err(e);
-    }
-    rod.v.iter_mut().for_each(|v| *v = Vec3::zeros());
-    rod.omega.iter_mut().for_each(|v| *v = Vec3::zeros());
-    rod.measure(&drive.gravity, &mut report);
-    Ok(report)
 }

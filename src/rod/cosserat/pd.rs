@@ -31,11 +31,10 @@
 //! computed from the other's current position). No friction in PD, and no continuous
 //! collision filter (PD has no line search): fast approaches can tunnel.
 
-use super::{
-    CosseratError, CosseratReport, CosseratRod, Drive, EndCondition, Integrator, NodePotential,
-    Projection,
-};
+use super::CosseratRod;
 use crate::math::{E3, Quat, Vec3};
+use crate::rod::implicit::newton::Problem;
+use crate::rod::implicit::{EndCondition, Integrator, Projection, SolverError, SolverReport};
 use nalgebra::Quaternion;
 
 /// Prefactored position matrix and local-step buffers.
@@ -199,12 +198,8 @@ fn from_two_vectors(a: &Vec3, b: &Vec3) -> Quaternion<f64> {
 
 /// One PD step of length `h` [s] with `config.max_iterations` local/global iterations, with
 /// the contact constraints `pot` projects in each iteration.
-pub fn step(
-    rod: &mut CosseratRod,
-    h: f64,
-    drive: &Drive,
-    pot: &mut dyn NodePotential,
-) -> Result<CosseratReport, CosseratError> {
+pub(crate) fn step(rod: &mut CosseratRod, problem: &Problem) -> Result<SolverReport, SolverError> {
+    let (h, drive, pot) = (problem.h.expect("a step"), problem.drive, problem.pot);
     let n = rod.params.segments;
     let midpoint = rod.config.integrator == Integrator::ImplicitMidpoint;
     let he = if midpoint { 0.5 * h } else { h };
@@ -233,7 +228,7 @@ pub fn step(
         im0.y,
         im0.z,
     );
-    let mut report = CosseratReport::default();
+    let mut report = SolverReport::default();
     for _ in 0..rod.config.max_iterations {
         // Position right-hand side: inertia, damping, gravity, loads, and the SE targets l d3.
         for i in 0..=n {
@@ -333,7 +328,7 @@ pub fn step(
     if rod.x.iter().any(|x| !x.iter().all(|v| v.is_finite())) {
         rod.x.copy_from_slice(&rod.work.x_prev);
         rod.q.copy_from_slice(&rod.work.q_prev);
-        return Err(CosseratError::NonFinite {
+        return Err(SolverError::NonFinite {
             iteration: report.iterations,
         });
     }

@@ -29,7 +29,8 @@ use super::energy::{self, CurvatureForm, Grad11};
 use super::rod::{held_dofs, material, ti, xi};
 use crate::math::Vec3;
 use crate::rod::banded::Banded;
-use crate::rod::cosserat::{Drive, EndCondition, NoPotential};
+use crate::rod::implicit::potential::Potentials;
+use crate::rod::implicit::{Drive, EndCondition};
 
 /// Settings of the optimisation (digest §6 "How to expose it").
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -607,15 +608,14 @@ impl DerRod {
     /// `drive` (its Hessian over the free unknowns is positive definite, tested by an
     /// unshifted `L D Lᵀ`). An equilibrium that fails this is a saddle: a nudge leaves it.
     pub fn is_stable(&mut self, drive: &Drive) -> bool {
-        self.static_hessian_factors(drive, &NoPotential)
+        self.static_hessian_factors(drive, &Potentials(&mut []))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rod::cosserat::EndTarget;
-    use crate::rod::{CosseratConfig, CosseratParams, RodParams};
+    use crate::rod::{DynamicParams, EndTarget, RodParams, SolverConfig};
 
     /// A 2-turn coil (R = 2.5 cm, pitch 1 cm) of nylon-like thread clamped at its top.
     fn coil(n: usize) -> (DerRod, Drive) {
@@ -636,9 +636,9 @@ mod tests {
             })
             .collect();
         let rod = DerRod::from_centerline(
-            CosseratParams::new(&p, 0.3, n),
+            DynamicParams::new(&p, 0.3, n),
             (EndCondition::Clamped, EndCondition::Free),
-            CosseratConfig::default(),
+            SolverConfig::default(),
             x.clone(),
             &Vec3::z(),
         );

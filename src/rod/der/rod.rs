@@ -21,15 +21,11 @@
 use super::energy::{self, EdgePair, VertexStiffness};
 use super::{parallel_transport, stretch};
 use crate::math::{E3, Mat3, Quat, Vec3};
-use crate::rod::banded::Banded;
-use crate::rod::cosserat::potential::woodbury;
-use crate::rod::cosserat::{
-    CosseratConfig, CosseratError, CosseratParams, CosseratReport, Drive, EndCondition, LowRank,
-    MAX_POTENTIAL_RETRIES, NoPotential, NodePotential, PotentialSink,
+use crate::rod::implicit::newton::{Eval, LinearSystem, NewtonRod, Nodes, Problem, newton};
+use crate::rod::implicit::{
+    Drive, DynamicParams, EndCondition, ImplicitRod, NodePotential, SolverConfig, SolverError,
+    SolverReport,
 };
-
-/// Relative force residual at which a Newton solve has converged (as the Cosserat solver).
-const RESIDUAL_TOLERANCE: f64 = 1e-9;
 
 /// Half-bandwidth of the Newton system: a vertex couples 11 consecutive unknowns.
 const BAND: usize = 10;
@@ -37,10 +33,8 @@ const BAND: usize = 10;
 /// Scratch space, allocated once.
 #[derive(Clone, Debug)]
 struct Work {
-    h: Banded,
-    chol: Banded,
-    g: Vec<f64>,
-    dz: Vec<f64>,
+    /// The Newton system (4 unknowns per node: position, then the edge's angle).
+    sys: LinearSystem,
     x_prev: Vec<Vec3>,
     theta_prev: Vec<f64>,
     a1_prev: Vec<Vec3>,
@@ -51,26 +45,24 @@ struct Work {
     theta_trial: Vec<f64>,
     a1_trial: Vec<Vec3>,
     mref_trial: Vec<f64>,
-    low_rank: Vec<LowRank>,
-    wb_y: Vec<f64>,
     v_start: Vec<Vec3>,
     omega_start: Vec<f64>,
 }
 
 /// A Discrete Elastic Rod: state, parameters, held ends and solver settings. The material,
-/// loads and boundary conditions are those of the Cosserat rod ([`CosseratParams`],
+/// loads and boundary conditions are those of the Cosserat rod ([`DynamicParams`],
 /// [`Drive`], [`EndCondition`]), so a scene runs either model unchanged.
 #[derive(Clone, Debug)]
 pub struct DerRod {
     /// Material and discretisation (stretch `EA` = `stretch_stiffness.z`; bending
     /// `bend_stiffness.x, .y`; twisting `bend_stiffness.z`; natural curvature and twist
     /// `rest_darboux`, mapped to DER's κ̄ = (Ω̂₂, −Ω̂₁) L, τ̄ = Ω̂₃ L).
-    pub params: CosseratParams,
+    pub params: DynamicParams,
     /// Start (s = 0) and end (s = L) conditions.
     pub ends: (EndCondition, EndCondition),
     /// Solver settings (`method` and `integrator` are ignored: DER is stepped by backward
     /// Euler and Newton).
-    pub config: CosseratConfig,
+    pub config: SolverConfig,
     /// All nodes, ghosts included [m].
     pub(crate) x: Vec<Vec3>,
     /// Node velocities [m/s].
@@ -172,9 +164,9 @@ impl DerRod {
     /// # Panics
     /// On inconsistent sizes (programming errors; scenes are validated first).
     pub fn new(
-        params: CosseratParams,
+        params: DynamicParams,
         ends: (EndCondition, EndCondition),
-        config: CosseratConfig,
+        config: SolverConfig,
         positions: Vec<Vec3>,
         frames: Vec<Quat>,
     ) -> Self {
@@ -261,10 +253,7 @@ impl DerRod {
         let inertia = vec![params.rotational_density.z * l; edges];
         let dofs = 4 * nodes - 1;
         let work = Work {
-            h: Banded::new(dofs, BAND),
-            chol: Banded::new(dofs, BAND),
-            g: vec![0.0; dofs],
-            dz: vec![0.0; dofs],
+            sys: LinearSystem::new(dofs, BAND, 4, 4 * first),
             x_prev: x.clone(),
             theta_prev: theta.clone(),
             a1_prev: a1.clone(),
@@ -275,8 +264,6 @@ impl DerRod {
             theta_trial: theta.clone(),
             a1_trial: a1.clone(),
             mref_trial: mref.clone(),
-            low_rank: Vec::new(),
-            wb_y: Vec::new(),
             v_start: vec![Vec3::zeros(); nodes],
             omega_start: vec![0.0; edges],
         };
@@ -301,9 +288,9 @@ impl DerRod {
 
     /// A straight rod from `start` along the frame's d3, material d1 along the frame's d1.
     pub fn straight(
-        params: CosseratParams,
+        params: DynamicParams,
         ends: (EndCondition, EndCondition),
-        config: CosseratConfig,
+        config: SolverConfig,
         start: Vec3,
         frame: Mat3,
     ) -> Self {
@@ -318,9 +305,9 @@ impl DerRod {
     /// parallel transport (Bishop frames, θ = 0) from `normal` at the start, with the rest
     /// shape set to this configuration (lengths, curvatures and twist as authored).
     pub fn from_centerline(
-        mut params: CosseratParams,
+        mut params: DynamicParams,
         ends: (EndCondition, EndCondition),
-        config: CosseratConfig,
+        config: SolverConfig,
         x: Vec<Vec3>,
         normal: &Vec3,
     ) -> Self {
@@ -520,7 +507,7 @@ impl DerRod {
     }
 
     /// The report fields that describe the state.
-    pub fn measure(&self, gravity: &Vec3, report: &mut CosseratReport) {
+    pub fn measure(&self, gravity: &Vec3, report: &mut SolverReport) {
         let (se, bt) = self.elastic_energy();
         report.stretch_energy = se;
         report.bend_energy = bt;
@@ -536,94 +523,251 @@ impl DerRod {
             .fold(0.0, f64::max);
     }
 
-    /// Force scale for relative residuals [N]: weight, end loads and `EI/L²`.
-    fn force_scale(&self, d: &Drive) -> f64 {
-        let p = &self.params;
-        let len = p.length();
-        let weight = p.linear_density * len * d.gravity.norm();
-        let loads = d.start_force.norm()
-            + d.end_force.norm()
-            + (d.start_torque.norm() + d.end_torque.norm()) / len;
-        weight + loads + p.bend_stiffness.x.min(p.bend_stiffness.y) / (len * len)
+    /// One backward-Euler step of `h` [s].
+    fn implicit_step(&mut self, p: &Problem) -> Result<SolverReport, SolverError> {
+        let (h, drive, pot) = (p.h.expect("a step"), p.drive, p.pot);
+        self.save();
+        {
+            let w = &mut self.work;
+            for i in 0..self.x.len() {
+                w.x_pred[i] = self.x[i] + self.v[i] * h;
+            }
+            for e in 0..self.theta.len() {
+                w.theta_pred[e] = self.theta[e] + self.omega[e] * h;
+            }
+        }
+        // Warm start at the inertial prediction unless it passes into an obstacle.
+        let (a, b) = (self.first, self.first + self.params.segments + 1);
+        let into_obstacle =
+            pot.limits_steps() && pot.max_step(&self.x[a..b], &self.work.x_pred[a..b]) < 1.0;
+        if !into_obstacle {
+            let old = self.x.clone();
+            self.x.copy_from_slice(&self.work.x_pred);
+            self.theta.copy_from_slice(&self.work.theta_pred);
+            let (a0, m0) = (self.a1.clone(), self.mref.clone());
+            transport(&old, &a0, &m0, &self.x, &mut self.a1, &mut self.mref);
+        }
+        self.impose(drive);
+        let mut report = SolverReport::default();
+        let cap = self.config.max_iterations;
+        if let Err(e) = newton(self, p, cap, &mut report) {
+            self.restore();
+            return Err(e);
+        }
+        let w = &self.work;
+        for i in 0..self.x.len() {
+            self.v[i] = (self.x[i] - w.x_prev[i]) / h;
+        }
+        for e in 0..self.theta.len() {
+            self.omega[e] = (self.theta[e] - w.theta_prev[e]) / h;
+        }
+        self.measure(&drive.gravity, &mut report);
+        Ok(report)
     }
 
-    /// Advance by `h` [s] to the targets and loads of `drive` (at the step's end).
-    pub fn step(&mut self, h: f64, drive: &Drive) -> Result<CosseratReport, CosseratError> {
-        self.step_with(h, drive, &mut NoPotential)
-    }
-
-    /// [`DerRod::step`] with an external potential on the node positions (contact), which
-    /// may ask for re-solves from the step's start (at most [`MAX_POTENTIAL_RETRIES`]).
-    pub fn step_with(
-        &mut self,
-        h: f64,
-        drive: &Drive,
-        pot: &mut dyn NodePotential,
-    ) -> Result<CosseratReport, CosseratError> {
-        self.work.v_start.copy_from_slice(&self.v);
-        self.work.omega_start.copy_from_slice(&self.omega);
-        let mut retries = 0;
-        loop {
-            let (a, b) = (self.first, self.first + self.params.segments + 1);
-            pot.begin(&self.x[a..b], Some(h));
-            match self.implicit_step(h, drive, pot) {
-                Err(e) => return Err(e),
-                Ok(mut rep) => {
-                    if pot.accept(&self.x[a..b]) || retries == MAX_POTENTIAL_RETRIES {
-                        rep.retries = retries;
-                        rep.external_energy = pot.evaluate(&self.x[a..b], None);
-                        return Ok(rep);
-                    }
-                    retries += 1;
-                    self.restore();
-                    self.v.copy_from_slice(&self.work.v_start);
-                    self.omega.copy_from_slice(&self.work.omega_start);
+    /// Φ at the current state (or the trial state) with its gradient and, unless `eval` is
+    /// [`Eval::Gradient`], its (exact) banded Hessian. Trial frames are carried from the
+    /// current state.
+    #[allow(clippy::needless_range_loop)] // node, edge and vertex indices address several arrays
+    fn assemble(&mut self, trial: bool, eval: Eval, p: &Problem) -> f64 {
+        let (h, drive, pot) = (p.h, p.drive, p.pot);
+        debug_assert!(eval != Eval::GaussNewton, "DER has no Gauss–Newton Hessian");
+        let hessian = eval != Eval::Gradient;
+        if trial {
+            let w = &mut self.work;
+            transport(
+                &self.x,
+                &self.a1,
+                &self.mref,
+                &w.x_trial,
+                &mut w.a1_trial,
+                &mut w.mref_trial,
+            );
+        }
+        let n = self.params.segments;
+        let (f, last) = (self.first, self.first + n);
+        let ea = self.params.stretch_stiffness.z;
+        let w = &mut self.work;
+        let (x, theta, a1, mref) = if trial {
+            (&w.x_trial, &w.theta_trial, &w.a1_trial, &w.mref_trial)
+        } else {
+            (&self.x, &self.theta, &self.a1, &self.mref)
+        };
+        let s = &mut w.sys;
+        s.clear(hessian);
+        // Nodes: inertia, mass damping, gravity, end forces.
+        let damping = self.params.mass_damping;
+        let nodes = Nodes::new(x, &w.x_pred, &w.x_prev, &self.mass, (f, last), damping);
+        let mut phi = s.add_nodes(&nodes, p, hessian);
+        let edges = x.len() - 1;
+        // Edges: stretching and spin inertia.
+        for e in 0..edges {
+            let ev = x[e + 1] - x[e];
+            let (v, g3, h3) = stretch(&ev, self.rest[e], ea, false);
+            phi += v;
+            for k in 0..3 {
+                s.g[xi(e) + k] -= g3[k];
+                s.g[xi(e + 1) + k] += g3[k];
+            }
+            if hessian {
+                s.h.add_dense(xi(e), &h3);
+                s.h.add_dense(xi(e + 1), &h3);
+                s.h.add_block3(xi(e + 1), xi(e), &(-h3));
+            }
+            if let Some(h) = h {
+                let wi = self.inertia[e] / (h * h);
+                let d = theta[e] - w.theta_pred[e];
+                phi += 0.5 * wi * d * d;
+                s.g[ti(e)] += wi * d;
+                if hessian {
+                    s.h.add_diagonal(ti(e), wi);
                 }
             }
         }
+        // Vertices: bending and twisting.
+        for k in 0..edges - 1 {
+            let (ev, fv) = (x[k + 1] - x[k], x[k + 2] - x[k + 1]);
+            let (te, tf) = (ev.normalize(), fv.normalize());
+            let (m1e, m2e) = material(&a1[k], &te, theta[k]);
+            let (m1f, m2f) = material(&a1[k + 1], &tf, theta[k + 1]);
+            let pair = EdgePair { m1e, m2e, m1f, m2f };
+            let tau = theta[k + 1] - theta[k] + mref[k];
+            let (v, g11, h11) = energy::bend_twist(&ev, &fv, &pair, tau, &self.stiff[k], hessian);
+            phi += v;
+            for a in 0..11 {
+                s.g[xi(k) + a] += g11[a];
+            }
+            if hessian {
+                s.h.add_dense::<11>(xi(k), &h11);
+            }
+        }
+        // Dead end torques (virtual work τ·δφ of the end edge's rotation δφ = t × δt + δθ t):
+        // generalised forces (τ × t)/l on the edge's far node, the opposite on its near node,
+        // τ·t on its angle. Gradient only; the line search adds their work (see `newton`).
+        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
+            if tq == Vec3::zeros() {
+                continue;
+            }
+            let ev = x[e + 1] - x[e];
+            let le = ev.norm();
+            let t = ev / le;
+            let fo = tq.cross(&t) / le;
+            for c in 0..3 {
+                s.g[xi(e + 1) + c] -= fo[c];
+                s.g[xi(e) + c] += fo[c];
+            }
+            s.g[ti(e)] -= tq.dot(&t);
+        }
+        // External potentials on the rod's nodes (ghosts excluded).
+        let mut sink = s.sink(hessian);
+        phi += pot.evaluate(&x[f..=last], Some(&mut sink));
+        // Held unknowns.
+        let pins = held_dofs(self.ends, f, last);
+        for p in pins.iter().flatten() {
+            let count = if p % 4 == 3 { 1 } else { 3 };
+            for c in 0..count {
+                s.g[p + c] = 0.0;
+                if hessian {
+                    s.h.pin(p + c);
+                }
+            }
+        }
+        // Held positions leave the rank-one terms too (their nodes are rod nodes 0..=N).
+        s.release_held(|node| {
+            (node == 0 && self.ends.0 != EndCondition::Free)
+                || (node == n && self.ends.1 != EndCondition::Free)
+        });
+        phi
     }
 
-    /// Static equilibrium under `drive` from the current state (velocities zeroed).
-    pub fn equilibrate(&mut self, drive: &Drive) -> Result<CosseratReport, CosseratError> {
-        self.equilibrate_with(drive, &mut NoPotential)
-    }
-
-    /// [`DerRod::equilibrate`] with an external potential, re-solved while its lagged
-    /// quantities change by more than 1 % (as the Cosserat rod).
-    pub fn equilibrate_with(
+    /// Assemble the static Hessian (no inertia) at the current state and report whether it
+    /// factors without a shift (is positive definite over the free unknowns).
+    pub(crate) fn static_hessian_factors(
         &mut self,
         drive: &Drive,
-        pot: &mut dyn NodePotential,
-    ) -> Result<CosseratReport, CosseratError> {
-        let (a, b) = (self.first, self.first + self.params.segments + 1);
-        pot.begin(&self.x[a..b], None);
-        let mut retries = 0;
-        let mut iterations = 0;
-        loop {
-            self.save();
-            self.impose(drive);
-            let mut rep = CosseratReport::default();
-            let cap = self.config.max_iterations.max(500);
-            if let Err(e) = self.newton(None, drive, cap, &mut rep, pot) {
-                self.restore();
-                return Err(e);
+        pot: &dyn NodePotential,
+    ) -> bool {
+        let p = Problem {
+            h: None,
+            drive,
+            pot,
+        };
+        self.assemble(false, Eval::Exact, &p);
+        let s = &mut self.work.sys;
+        s.chol.factor_from(&s.h, 0.0).is_ok()
+    }
+}
+
+impl NewtonRod for DerRod {
+    fn parts(&mut self) -> (&DynamicParams, &SolverConfig, &mut LinearSystem) {
+        (&self.params, &self.config, &mut self.work.sys)
+    }
+    fn objective(&mut self, trial: bool, eval: Eval, p: &Problem) -> f64 {
+        self.assemble(trial, eval, p)
+    }
+    fn torque_work(&self, drive: &Drive) -> f64 {
+        let n = self.params.segments;
+        let (f, last) = (self.first, self.first + n);
+        let mut wk = 0.0;
+        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
+            if tq == Vec3::zeros() {
+                continue;
             }
-            iterations += rep.iterations;
-            self.v.iter_mut().for_each(|v| *v = Vec3::zeros());
-            self.omega.iter_mut().for_each(|w| *w = 0.0);
-            self.measure(&drive.gravity, &mut rep);
-            let accepted = pot.accept(&self.x[a..b]);
-            let change = pot.relag(&self.x[a..b]);
-            if (accepted && change < 0.01) || retries == MAX_POTENTIAL_RETRIES {
-                rep.iterations = iterations;
-                rep.retries = retries;
-                rep.external_energy = pot.evaluate(&self.x[a..b], None);
-                return Ok(rep);
-            }
-            retries += 1;
+            let ev = self.x[e + 1] - self.x[e];
+            let le = ev.norm();
+            let t = ev / le;
+            let fo = tq.cross(&t) / le;
+            let dz = &self.work.sys.dz;
+            let d1 = Vec3::new(dz[xi(e + 1)], dz[xi(e + 1) + 1], dz[xi(e + 1) + 2]);
+            let d0 = Vec3::new(dz[xi(e)], dz[xi(e) + 1], dz[xi(e) + 2]);
+            wk += fo.dot(&(d1 - d0)) + tq.dot(&t) * dz[ti(e)];
         }
+        wk
     }
 
+    fn set_trial_positions(&mut self, t: f64) {
+        let w = &mut self.work;
+        let dz = &w.sys.dz;
+        for i in 0..self.x.len() {
+            let d = Vec3::new(dz[xi(i)], dz[xi(i) + 1], dz[xi(i) + 2]);
+            w.x_trial[i] = self.x[i] + d * t;
+        }
+    }
+    fn set_trial_rest(&mut self, t: f64) -> f64 {
+        let w = &mut self.work;
+        for e in 0..self.theta.len() {
+            w.theta_trial[e] = self.theta[e] + w.sys.dz[ti(e)] * t;
+        }
+        0.0
+    }
+    fn positions_and_trial(&self) -> (&[Vec3], &[Vec3]) {
+        let (a, b) = (self.first, self.first + self.params.segments + 1);
+        (&self.x[a..b], &self.work.x_trial[a..b])
+    }
+    fn take_trial(&mut self) {
+        let w = &mut self.work;
+        std::mem::swap(&mut self.x, &mut w.x_trial);
+        std::mem::swap(&mut self.theta, &mut w.theta_trial);
+        std::mem::swap(&mut self.a1, &mut w.a1_trial);
+        std::mem::swap(&mut self.mref, &mut w.mref_trial);
+    }
+    const GAUSS_NEWTON: bool = false;
+    const MAX_SHIFT: f64 = 1e6;
+}
+
+impl ImplicitRod for DerRod {
+    fn node_positions(&self) -> &[Vec3] {
+        self.positions()
+    }
+    fn hold(&mut self, _drive: &Drive) {
+        self.work.v_start.copy_from_slice(&self.v);
+        self.work.omega_start.copy_from_slice(&self.omega);
+    }
+    fn rewind(&mut self) {
+        self.restore();
+        self.v.copy_from_slice(&self.work.v_start);
+        self.omega.copy_from_slice(&self.work.omega_start);
+    }
     fn save(&mut self) {
         let w = &mut self.work;
         w.x_prev.copy_from_slice(&self.x);
@@ -678,405 +822,12 @@ impl DerRod {
         }
     }
 
-    /// One backward-Euler step of `h` [s].
-    fn implicit_step(
-        &mut self,
-        h: f64,
-        drive: &Drive,
-        pot: &dyn NodePotential,
-    ) -> Result<CosseratReport, CosseratError> {
-        self.save();
-        {
-            let w = &mut self.work;
-            for i in 0..self.x.len() {
-                w.x_pred[i] = self.x[i] + self.v[i] * h;
-            }
-            for e in 0..self.theta.len() {
-                w.theta_pred[e] = self.theta[e] + self.omega[e] * h;
-            }
-        }
-        // Warm start at the inertial prediction unless it passes into an obstacle.
-        let (a, b) = (self.first, self.first + self.params.segments + 1);
-        let into_obstacle =
-            pot.limits_steps() && pot.max_step(&self.x[a..b], &self.work.x_pred[a..b]) < 1.0;
-        if !into_obstacle {
-            let old = self.x.clone();
-            self.x.copy_from_slice(&self.work.x_pred);
-            self.theta.copy_from_slice(&self.work.theta_pred);
-            let (a0, m0) = (self.a1.clone(), self.mref.clone());
-            transport(&old, &a0, &m0, &self.x, &mut self.a1, &mut self.mref);
-        }
-        self.impose(drive);
-        let mut report = CosseratReport::default();
-        let cap = self.config.max_iterations;
-        if let Err(e) = self.newton(Some(h), drive, cap, &mut report, pot) {
-            self.restore();
-            return Err(e);
-        }
-        let w = &self.work;
-        for i in 0..self.x.len() {
-            self.v[i] = (self.x[i] - w.x_prev[i]) / h;
-        }
-        for e in 0..self.theta.len() {
-            self.omega[e] = (self.theta[e] - w.theta_prev[e]) / h;
-        }
-        self.measure(&drive.gravity, &mut report);
-        Ok(report)
+    fn settle(&mut self, gravity: &Vec3, report: &mut SolverReport) {
+        self.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+        self.omega.iter_mut().for_each(|w| *w = 0.0);
+        self.measure(gravity, report);
     }
-
-    /// Φ at the current state (or the trial state) with its gradient and, with `hessian`,
-    /// its banded Hessian. Trial frames are carried from the current state.
-    #[allow(clippy::needless_range_loop)] // node, edge and vertex indices address several arrays
-    fn objective(
-        &mut self,
-        trial: bool,
-        h: Option<f64>,
-        drive: &Drive,
-        hessian: bool,
-        pot: &dyn NodePotential,
-    ) -> f64 {
-        if trial {
-            let w = &mut self.work;
-            transport(
-                &self.x,
-                &self.a1,
-                &self.mref,
-                &w.x_trial,
-                &mut w.a1_trial,
-                &mut w.mref_trial,
-            );
-        }
-        let n = self.params.segments;
-        let (f, last) = (self.first, self.first + n);
-        let ea = self.params.stretch_stiffness.z;
-        let w = &mut self.work;
-        let (x, theta, a1, mref) = if trial {
-            (&w.x_trial, &w.theta_trial, &w.a1_trial, &w.mref_trial)
-        } else {
-            (&self.x, &self.theta, &self.a1, &self.mref)
-        };
-        if hessian {
-            w.h.clear();
-        }
-        w.g.iter_mut().for_each(|v| *v = 0.0);
-        let mut phi = 0.0;
-        let nodes = x.len();
-        let edges = nodes - 1;
-        // Nodes: inertia, mass damping, gravity, end forces.
-        for i in 0..nodes {
-            let m = self.mass[i];
-            let mut f_ext = m * drive.gravity;
-            if i == f {
-                f_ext += drive.start_force;
-            }
-            if i == last {
-                f_ext += drive.end_force;
-            }
-            phi -= f_ext.dot(&x[i]);
-            let mut grad = -f_ext;
-            let mut diag = 0.0;
-            if let Some(h) = h {
-                let wi = m / (h * h);
-                let dx = x[i] - w.x_pred[i];
-                phi += 0.5 * wi * dx.norm_squared();
-                grad += dx * wi;
-                diag += wi;
-                if self.params.mass_damping > 0.0 {
-                    let wd = self.params.mass_damping * m / h;
-                    let dv = x[i] - w.x_prev[i];
-                    phi += 0.5 * wd * dv.norm_squared();
-                    grad += dv * wd;
-                    diag += wd;
-                }
-            }
-            for k in 0..3 {
-                w.g[xi(i) + k] += grad[k];
-                if hessian && diag != 0.0 {
-                    w.h.add_diagonal(xi(i) + k, diag);
-                }
-            }
-        }
-        // Edges: stretching and spin inertia.
-        for e in 0..edges {
-            let ev = x[e + 1] - x[e];
-            let (v, g3, h3) = stretch(&ev, self.rest[e], ea, false);
-            phi += v;
-            for k in 0..3 {
-                w.g[xi(e) + k] -= g3[k];
-                w.g[xi(e + 1) + k] += g3[k];
-            }
-            if hessian {
-                w.h.add_dense(xi(e), &h3);
-                w.h.add_dense(xi(e + 1), &h3);
-                w.h.add_block3(xi(e + 1), xi(e), &(-h3));
-            }
-            if let Some(h) = h {
-                let wi = self.inertia[e] / (h * h);
-                let d = theta[e] - w.theta_pred[e];
-                phi += 0.5 * wi * d * d;
-                w.g[ti(e)] += wi * d;
-                if hessian {
-                    w.h.add_diagonal(ti(e), wi);
-                }
-            }
-        }
-        // Vertices: bending and twisting.
-        for k in 0..edges - 1 {
-            let (ev, fv) = (x[k + 1] - x[k], x[k + 2] - x[k + 1]);
-            let (te, tf) = (ev.normalize(), fv.normalize());
-            let (m1e, m2e) = material(&a1[k], &te, theta[k]);
-            let (m1f, m2f) = material(&a1[k + 1], &tf, theta[k + 1]);
-            let pair = EdgePair { m1e, m2e, m1f, m2f };
-            let tau = theta[k + 1] - theta[k] + mref[k];
-            let (v, g11, h11) = energy::bend_twist(&ev, &fv, &pair, tau, &self.stiff[k], hessian);
-            phi += v;
-            for a in 0..11 {
-                w.g[xi(k) + a] += g11[a];
-            }
-            if hessian {
-                w.h.add_dense::<11>(xi(k), &h11);
-            }
-        }
-        // Dead end torques (virtual work τ·δφ of the end edge's rotation δφ = t × δt + δθ t):
-        // generalised forces (τ × t)/l on the edge's far node, the opposite on its near node,
-        // τ·t on its angle. Gradient only; the line search adds their work (see `newton`).
-        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
-            if tq == Vec3::zeros() {
-                continue;
-            }
-            let ev = x[e + 1] - x[e];
-            let le = ev.norm();
-            let t = ev / le;
-            let fo = tq.cross(&t) / le;
-            for c in 0..3 {
-                w.g[xi(e + 1) + c] -= fo[c];
-                w.g[xi(e) + c] += fo[c];
-            }
-            w.g[ti(e)] -= tq.dot(&t);
-        }
-        // External potentials on the rod's nodes (ghosts excluded).
-        w.low_rank.clear();
-        let mut sink = PotentialSink {
-            g: &mut w.g,
-            h: if hessian { Some(&mut w.h) } else { None },
-            low_rank: if hessian { Some(&mut w.low_rank) } else { None },
-            stride: 4,
-            offset: 4 * f,
-        };
-        phi += pot.evaluate(&x[f..=last], Some(&mut sink));
-        // Held unknowns.
-        let pins = held_dofs(self.ends, f, last);
-        for p in pins.iter().flatten() {
-            let count = if p % 4 == 3 { 1 } else { 3 };
-            for c in 0..count {
-                w.g[p + c] = 0.0;
-                if hessian {
-                    w.h.pin(p + c);
-                }
-            }
-        }
-        // Held positions leave the rank-one terms too (their nodes are rod nodes 0..=N).
-        for t in w.low_rank.iter_mut() {
-            for a in 0..4 {
-                let node = t.nodes[a];
-                let is_held = (node == 0 && self.ends.0 != EndCondition::Free)
-                    || (node == n && self.ends.1 != EndCondition::Free);
-                if is_held {
-                    t.u[3 * a..3 * a + 3].iter_mut().for_each(|v| *v = 0.0);
-                }
-            }
-        }
-        phi
-    }
-
-    /// Assemble the static Hessian (no inertia) at the current state and report whether it
-    /// factors without a shift (is positive definite over the free unknowns).
-    pub(crate) fn static_hessian_factors(
-        &mut self,
-        drive: &Drive,
-        pot: &dyn NodePotential,
-    ) -> bool {
-        self.objective(false, None, drive, true, pot);
-        let w = &mut self.work;
-        w.chol.factor_from(&w.h, 0.0).is_ok()
-    }
-
-    /// Largest position and angle entries of a vector over the unknowns.
-    fn largest(z: &[f64]) -> (f64, f64) {
-        let (mut fx, mut ft) = (0.0f64, 0.0f64);
-        for (i, v) in z.iter().enumerate() {
-            if i % 4 == 3 {
-                ft = ft.max(v.abs());
-            } else {
-                fx = fx.max(v.abs());
-            }
-        }
-        (fx, ft)
-    }
-
-    /// Work of the dead end torques along `dz` per unit step.
-    fn torque_work(&self, drive: &Drive) -> f64 {
-        let n = self.params.segments;
-        let (f, last) = (self.first, self.first + n);
-        let mut wk = 0.0;
-        for (tq, e) in [(drive.start_torque, f), (drive.end_torque, last - 1)] {
-            if tq == Vec3::zeros() {
-                continue;
-            }
-            let ev = self.x[e + 1] - self.x[e];
-            let le = ev.norm();
-            let t = ev / le;
-            let fo = tq.cross(&t) / le;
-            let dz = &self.work.dz;
-            let d1 = Vec3::new(dz[xi(e + 1)], dz[xi(e + 1) + 1], dz[xi(e + 1) + 2]);
-            let d0 = Vec3::new(dz[xi(e)], dz[xi(e) + 1], dz[xi(e) + 2]);
-            wk += fo.dot(&(d1 - d0)) + tq.dot(&t) * dz[ti(e)];
-        }
-        wk
-    }
-
-    /// Newton iterations on Φ from the current state (held unknowns imposed).
-    fn newton(
-        &mut self,
-        h: Option<f64>,
-        drive: &Drive,
-        max_iterations: usize,
-        report: &mut CosseratReport,
-        pot: &dyn NodePotential,
-    ) -> Result<(), CosseratError> {
-        let l = self.params.segment_length;
-        let tol = self.config.tolerance;
-        let fscale = self.force_scale(drive);
-        let rel = |g: &[f64]| {
-            let (fx, ft) = Self::largest(g);
-            (fx / fscale).max(ft / (fscale * l))
-        };
-        let mut phi = self.objective(false, h, drive, true, pot);
-        report.converged = false;
-        let mut min_shift = 0.0f64;
-        for it in 0..max_iterations {
-            if !phi.is_finite() || self.work.g.iter().any(|v| !v.is_finite()) {
-                return Err(CosseratError::NonFinite { iteration: it });
-            }
-            let mut mu = min_shift;
-            loop {
-                let w = &mut self.work;
-                if w.chol.factor_from(&w.h, mu).is_ok() {
-                    break;
-                }
-                mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
-                if mu > 1e6 {
-                    return Err(CosseratError::Singular);
-                }
-                report.shifts += 1;
-            }
-            {
-                let w = &mut self.work;
-                w.dz.iter_mut().zip(&w.g).for_each(|(d, g)| *d = -g);
-                w.chol.solve(&mut w.dz);
-            }
-            let off = 4 * self.first;
-            let w = &mut self.work;
-            woodbury(
-                &w.chol,
-                &w.low_rank,
-                |node| off + 4 * node,
-                &mut w.dz,
-                &mut w.wb_y,
-            );
-            let w = &self.work;
-            let slope: f64 = w.dz.iter().zip(&w.g).map(|(d, g)| d * g).sum();
-            let (dx_max, dth_max) = Self::largest(&w.dz);
-            let tq = self.torque_work(drive);
-            let small = dx_max <= tol * l && dth_max <= tol;
-            let res_now = rel(&self.work.g);
-            let (a, b) = (self.first, self.first + self.params.segments + 1);
-            let t_max = if !pot.limits_steps() {
-                1.0
-            } else {
-                let w = &mut self.work;
-                for i in 0..self.x.len() {
-                    w.x_trial[i] =
-                        self.x[i] + Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
-                }
-                pot.max_step(&self.x[a..b], &w.x_trial[a..b])
-                    .clamp(1e-12, 1.0)
-            };
-            let mut t = t_max;
-            let mut accepted = false;
-            for _ in 0..40 {
-                {
-                    let w = &mut self.work;
-                    for i in 0..self.x.len() {
-                        let d = Vec3::new(w.dz[xi(i)], w.dz[xi(i) + 1], w.dz[xi(i) + 2]);
-                        w.x_trial[i] = self.x[i] + d * t;
-                    }
-                    for e in 0..self.theta.len() {
-                        w.theta_trial[e] = self.theta[e] + w.dz[ti(e)] * t;
-                    }
-                }
-                let last_it = it + 1 == max_iterations;
-                let phi_t = self.objective(true, h, drive, !last_it, pot) - t * tq;
-                if phi_t <= phi + 1e-4 * t * slope
-                    || (t == t_max && rel(&self.work.g) < 0.5 * res_now)
-                    || (small && phi_t <= phi + 1e-12 * phi.abs())
-                {
-                    phi = phi_t + t * tq;
-                    accepted = true;
-                    break;
-                }
-                t *= 0.5;
-            }
-            report.iterations = it + 1;
-            if !accepted {
-                phi = self.objective(false, h, drive, true, pot);
-                report.residual = rel(&self.work.g);
-                if report.residual < 1e3 * RESIDUAL_TOLERANCE {
-                    report.converged = true;
-                    return Ok(());
-                }
-                if min_shift >= 1e4 {
-                    return Ok(());
-                }
-                min_shift = (mu * 100.0).max(1e-6);
-                report.shifts += 1;
-                continue;
-            }
-            {
-                let w = &mut self.work;
-                std::mem::swap(&mut self.x, &mut w.x_trial);
-                std::mem::swap(&mut self.theta, &mut w.theta_trial);
-                std::mem::swap(&mut self.a1, &mut w.a1_trial);
-                std::mem::swap(&mut self.mref, &mut w.mref_trial);
-            }
-            if it + 1 == max_iterations {
-                // The last trial was assembled without a Hessian; the gradient is current.
-                report.residual = rel(&self.work.g);
-                report.converged = report.residual <= RESIDUAL_TOLERANCE;
-                return Ok(());
-            }
-            report.residual = rel(&self.work.g);
-            if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
-                report.converged = true;
-                return Ok(());
-            }
-            if t < 1.0
-                && report.residual > 0.5 * res_now
-                && report.residual < 1e3 * RESIDUAL_TOLERANCE
-            {
-                report.converged = true;
-                return Ok(());
-            }
-            min_shift = if t < 1e-6 {
-                (mu * 100.0).max(1e-6)
-            } else if t == 1.0 && min_shift > 1e-8 {
-                min_shift * 0.01
-            } else if t == 1.0 {
-                0.0
-            } else {
-                min_shift
-            };
-        }
-        Ok(())
+    fn solve_step(&mut self, p: &Problem) -> Result<SolverReport, SolverError> {
+        self.implicit_step(p)
     }
 }

@@ -273,64 +273,107 @@ pub trait NodePotential {
     fn project(&self, _x: &[Vec3], _out: &mut dyn FnMut(Projection)) {}
 }
 
-/// No external potential.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoPotential;
+/// The external potentials of one solve, a list (obstacle contact, self-contact, the tool
+/// coupling, the suture's holds…), acting as one potential: every part begins, accepts and
+/// projects in list order, limits the step to the smallest of their limits and reports the
+/// largest lagged change.
+///
+/// The values are added *pairwise*: the list is split in two halves, the first one the larger
+/// (`[a, b, c, d]` gives `(a + b) + (c + d)`, `[a, b, c]` gives `(a + b) + c`), each half
+/// likewise. Floating-point addition is not associative, and Φ's value feeds the line
+/// search's Armijo test, so the grouping is part of the solver's results: this one is the
+/// grouping the call sites had before the list existed (nested pairs: contact and
+/// self-contact, then the holds), which keeps recordings replaying bit for bit. The gradients
+/// and Hessians are added into the sink in list order. An absent potential is `None` (an
+/// `Option<&mut P>` is a potential), and keeps its place in the grouping.
+pub(crate) struct Potentials<'p, 'a>(pub &'p mut [&'a mut dyn NodePotential]);
 
-impl NodePotential for NoPotential {
-    fn limits_steps(&self) -> bool {
-        false
-    }
-    fn begin(&mut self, _: &[Vec3], _: Option<f64>) {}
-    fn evaluate(&self, _: &[Vec3], _: Option<&mut PotentialSink>) -> f64 {
-        0.0
-    }
-    fn accept(&mut self, _: &[Vec3]) -> bool {
-        true
-    }
-    fn relag(&mut self, _: &[Vec3]) -> f64 {
-        0.0
+/// The pairwise sum of the values of `list` (see [`Potentials`]).
+fn pairwise(
+    list: &[&mut dyn NodePotential],
+    mut sink: Option<&mut PotentialSink>,
+    value: &impl Fn(&dyn NodePotential, Option<&mut PotentialSink>) -> f64,
+) -> f64 {
+    match list.len() {
+        0 => 0.0,
+        1 => value(&*list[0], sink),
+        n => {
+            let (a, b) = list.split_at(n.div_ceil(2));
+            let va = pairwise(a, sink.as_deref_mut(), value);
+            va + pairwise(b, sink, value)
+        }
     }
 }
 
-/// Two potentials acting together (e.g. obstacle contact and the tool coupling).
-pub struct Both<'a> {
-    /// The first.
-    pub a: &'a mut dyn NodePotential,
-    /// The second.
-    pub b: &'a mut dyn NodePotential,
-}
-
-impl NodePotential for Both<'_> {
+impl NodePotential for Potentials<'_, '_> {
     fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
-        self.a.begin(x_start, h);
-        self.b.begin(x_start, h);
+        self.0.iter_mut().for_each(|p| p.begin(x_start, h));
     }
-    fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
-        let va = self.a.evaluate(x, sink.as_deref_mut());
-        va + self.b.evaluate(x, sink)
+    fn evaluate(&self, x: &[Vec3], sink: Option<&mut PotentialSink>) -> f64 {
+        pairwise(self.0, sink, &|p, s| p.evaluate(x, s))
     }
     fn accept(&mut self, x: &[Vec3]) -> bool {
-        // Both must see the solved state (each may adapt itself).
-        let a = self.a.accept(x);
-        let b = self.b.accept(x);
-        a && b
+        // Every part must see the solved state (each may adapt itself): no short circuit.
+        let mut all = true;
+        for p in self.0.iter_mut() {
+            all &= p.accept(x);
+        }
+        all
     }
     fn limits_steps(&self) -> bool {
-        self.a.limits_steps() || self.b.limits_steps()
+        self.0.iter().any(|p| p.limits_steps())
     }
     fn project(&self, x: &[Vec3], out: &mut dyn FnMut(Projection)) {
-        self.a.project(x, out);
-        self.b.project(x, out);
+        self.0.iter().for_each(|p| p.project(x, out));
     }
     fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
-        self.a.max_step(x, x_full).min(self.b.max_step(x, x_full))
+        self.0
+            .iter()
+            .map(|p| p.max_step(x, x_full))
+            .reduce(f64::min)
+            .unwrap_or(1.0)
     }
     fn relag(&mut self, x: &[Vec3]) -> f64 {
-        self.a.relag(x).max(self.b.relag(x))
+        self.0
+            .iter_mut()
+            .map(|p| p.relag(x))
+            .reduce(f64::max)
+            .unwrap_or(0.0)
     }
-    fn evaluate_frames(&self, q: &[Quat], mut sink: Option<&mut PotentialSink>) -> f64 {
-        let va = self.a.evaluate_frames(q, sink.as_deref_mut());
-        va + self.b.evaluate_frames(q, sink)
+    fn evaluate_frames(&self, q: &[Quat], sink: Option<&mut PotentialSink>) -> f64 {
+        pairwise(self.0, sink, &|p, s| p.evaluate_frames(q, s))
+    }
+}
+
+/// A potential that may be absent (`None`: no potential; it keeps its place in a
+/// [`Potentials`] list's grouping, adding 0 J).
+impl<P: NodePotential + ?Sized> NodePotential for Option<&mut P> {
+    fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
+        if let Some(p) = self {
+            p.begin(x_start, h);
+        }
+    }
+    fn evaluate(&self, x: &[Vec3], sink: Option<&mut PotentialSink>) -> f64 {
+        self.as_ref().map_or(0.0, |p| p.evaluate(x, sink))
+    }
+    fn accept(&mut self, x: &[Vec3]) -> bool {
+        self.as_mut().is_none_or(|p| p.accept(x))
+    }
+    fn limits_steps(&self) -> bool {
+        self.as_ref().is_some_and(|p| p.limits_steps())
+    }
+    fn project(&self, x: &[Vec3], out: &mut dyn FnMut(Projection)) {
+        if let Some(p) = self {
+            p.project(x, out);
+        }
+    }
+    fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
+        self.as_ref().map_or(1.0, |p| p.max_step(x, x_full))
+    }
+    fn relag(&mut self, x: &[Vec3]) -> f64 {
+        self.as_mut().map_or(0.0, |p| p.relag(x))
+    }
+    fn evaluate_frames(&self, q: &[Quat], sink: Option<&mut PotentialSink>) -> f64 {
+        self.as_ref().map_or(0.0, |p| p.evaluate_frames(q, sink))
     }
 }

@@ -1,0 +1,357 @@
+//! The implicit-solver interface both dynamic rod models share (the Cosserat rod of
+//! [`crate::rod::cosserat`] and the Discrete Elastic Rod of [`crate::rod::der`]): the material
+//! and discretisation ([`DynamicParams`]), the solver settings, how the ends are held and
+//! driven ([`EndCondition`], [`Drive`]), the external potentials on the node positions
+//! ([`potential`]: contact, the tool coupling; Woodbury for far couplings), one report and
+//! one error type, and ONE Levenberg–Marquardt Newton host ([`newton`]) with the retry loops
+//! over the potentials ([`DynamicRod::step_with`], [`DynamicRod::equilibrate_with`]).
+//!
+//! Each model implements the host's small traits ([`newton::NewtonRod`], [`ImplicitRod`]):
+//! its layout, its incremental potential Φ, trial points and the held ends. The traits are
+//! generic (monomorphised), so the 1 kHz loop pays no dynamic dispatch for them.
+
+pub mod newton;
+pub mod potential;
+
+pub use potential::{LowRank, NodePotential, PotentialSink, Projection};
+
+use crate::math::{Quat, Vec3};
+use crate::rod::RodParams;
+use newton::Problem;
+use potential::Potentials;
+
+/// How an end of the rod is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndCondition {
+    /// Nothing held.
+    Free,
+    /// Node position held; rotation free.
+    Pinned,
+    /// Node position and the frame at the end held (through a half-length bend–twist joint
+    /// to the end segment).
+    Clamped,
+}
+
+/// Which solver runs the implicit step (the Cosserat rod; DER is always stepped by Newton).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Coupled Newton on positions and rotations (default).
+    Newton,
+    /// Soler 2018 local/global Projective Dynamics iteration.
+    Pd,
+}
+
+/// Time integrator (the Cosserat rod; DER is always stepped by backward Euler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integrator {
+    /// Implicit (backward) Euler: first order, dissipative, unconditionally stable.
+    ImplicitEuler,
+    /// Implicit midpoint: second order, symplectic, no numerical damping.
+    ImplicitMidpoint,
+}
+
+/// Solver settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverConfig {
+    /// Solver.
+    pub method: Method,
+    /// Time integrator.
+    pub integrator: Integrator,
+    /// Iteration cap per step (Newton iterations, or PD local/global iterations).
+    pub max_iterations: usize,
+    /// Convergence: Newton step below `tolerance · l` [m] and `tolerance` [rad].
+    pub tolerance: f64,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        SolverConfig {
+            method: Method::Newton,
+            integrator: Integrator::ImplicitEuler,
+            max_iterations: 20,
+            tolerance: 1e-10,
+        }
+    }
+}
+
+/// Constant material and discretisation data of one dynamic rod (SI), in the Cosserat
+/// rod's terms; DER reads the same numbers (see [`crate::rod::DerRod::params`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynamicParams {
+    /// Segments N.
+    pub segments: usize,
+    /// Rest length of a segment `l = L/N` [m].
+    pub segment_length: f64,
+    /// `C^Γ = (G A, G A, E A)` [N] (Soler eq. (5)).
+    pub stretch_stiffness: Vec3,
+    /// `C^Ω = (E I, E I, G J)` [N m²] (Soler eq. (5)).
+    pub bend_stiffness: Vec3,
+    /// Mass per length `ρ A` [kg/m].
+    pub linear_density: f64,
+    /// Rotational inertia per length `ρ (I, I, J)` [kg m].
+    pub rotational_density: Vec3,
+    /// Rest Darboux vector Ω̂ (κ1, κ2, τ) [1/m], body frame, same for every joint.
+    pub rest_darboux: Vec3,
+    /// Mass-proportional (Rayleigh α) damping [1/s]: force `-α m v`.
+    pub mass_damping: f64,
+    /// Strain-rate (Rayleigh β, stiffness-proportional) damping [s]: stress `β C ε̇`.
+    pub stiffness_damping: f64,
+    /// A segment that has broken (a suture torn apart): it carries no stretch–shear and its
+    /// two joints no bend–twist, so the rod parts there (Newton solver; PD ignores it).
+    pub broken: Option<usize>,
+}
+
+impl DynamicParams {
+    /// Parameters of a rod of length `length` [m] in `segments` segments, from its material.
+    pub fn new(p: &RodParams, length: f64, segments: usize) -> Self {
+        let (a, i) = (p.area(), p.second_moment());
+        DynamicParams {
+            segments,
+            segment_length: length / segments as f64,
+            stretch_stiffness: Vec3::new(
+                p.shear_modulus * a,
+                p.shear_modulus * a,
+                p.axial_stiffness(),
+            ),
+            bend_stiffness: Vec3::new(
+                p.bending_stiffness(),
+                p.bending_stiffness(),
+                p.torsional_stiffness(),
+            ),
+            linear_density: p.linear_density(),
+            rotational_density: Vec3::new(i, i, 2.0 * i) * p.density,
+            rest_darboux: Vec3::zeros(),
+            mass_damping: 0.0,
+            stiffness_damping: 0.0,
+            broken: None,
+        }
+    }
+
+    /// Rod length [m].
+    pub fn length(&self) -> f64 {
+        self.segment_length * self.segments as f64
+    }
+
+    /// Force scale of the rod for relative residuals [N]: its weight, end loads and `EI/L²`.
+    pub(crate) fn force_scale(&self, d: &Drive) -> f64 {
+        let len = self.length();
+        let weight = self.linear_density * len * d.gravity.norm();
+        let loads = d.start_force.norm()
+            + d.end_force.norm()
+            + (d.start_torque.norm() + d.end_torque.norm()) / len;
+        weight + loads + self.bend_stiffness.x.min(self.bend_stiffness.y) / (len * len)
+    }
+}
+
+/// Where a held end must be at the end of a step (world frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EndTarget {
+    /// Node position [m].
+    pub position: Vec3,
+    /// Frame of the end segment (for a clamped end).
+    pub rotation: Quat,
+}
+
+/// Everything that drives one step: held-end targets at the step's end time and loads (world).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Drive {
+    /// Target of the start (s = 0) if held.
+    pub start: EndTarget,
+    /// Target of the end (s = L) if held.
+    pub end: EndTarget,
+    /// Gravitational acceleration [m/s²].
+    pub gravity: Vec3,
+    /// Force on node 0 [N].
+    pub start_force: Vec3,
+    /// Torque on segment 0 [N m].
+    pub start_torque: Vec3,
+    /// Force on node N [N].
+    pub end_force: Vec3,
+    /// Torque on segment N-1 [N m].
+    pub end_torque: Vec3,
+}
+
+/// What a step or an equilibrium solve did (digest-cosserat C.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolverReport {
+    /// Iterations used (Newton or PD).
+    pub iterations: usize,
+    /// Whether the convergence test passed within the iteration cap.
+    pub converged: bool,
+    /// Final residual: largest force or moment imbalance, relative to the rod's force scale.
+    pub residual: f64,
+    /// Times the Hessian was indefinite and was shifted.
+    pub shifts: usize,
+    /// Largest `| |x_{e+1} - x_e|/l - 1 |` [-].
+    pub max_stretch: f64,
+    /// Largest `| 1 - |u_e| |` before renormalisation [-] (Cosserat; 0 for DER).
+    pub max_quaternion_error: f64,
+    /// Stretch–shear energy [J].
+    pub stretch_energy: f64,
+    /// Bend–twist energy [J].
+    pub bend_energy: f64,
+    /// Kinetic energy, translational plus rotational [J].
+    pub kinetic_energy: f64,
+    /// Gravitational potential energy `-Σ m g·x` [J].
+    pub gravity_energy: f64,
+    /// Value of the external potential (contact penalty plus friction's dissipation
+    /// potential) at the solution [J]; not part of [`SolverReport::total_energy`].
+    pub external_energy: f64,
+    /// Re-solves requested by the external potential (stiffness raised) [-].
+    pub retries: usize,
+}
+
+impl SolverReport {
+    /// Total mechanical energy (without the work of end loads) [J].
+    pub fn total_energy(&self) -> f64 {
+        self.stretch_energy + self.bend_energy + self.kinetic_energy + self.gravity_energy
+    }
+}
+
+/// A solve failed: the state is rolled back to its value before the call.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum SolverError {
+    /// A non-finite value appeared in the state or the residual.
+    #[error("the solver produced a non-finite state (iteration {iteration}); state rolled back")]
+    NonFinite {
+        /// Iteration at which it was detected.
+        iteration: usize,
+    },
+    /// No Levenberg shift made the Hessian positive definite.
+    #[error("the Newton system could not be factorised even with a shift; state rolled back")]
+    Singular,
+}
+
+/// Re-solves of one step an external potential may request (each raises its stiffness).
+pub const MAX_POTENTIAL_RETRIES: usize = 8;
+
+/// What the world asks of a dynamic rod model (the Cosserat rod and DER share the material,
+/// the drive, the contact potentials and the report).
+///
+/// The external potentials are a list; their values are summed in the grouping
+/// [`potential::Potentials`] documents, their gradients added in list order.
+pub trait DynamicRod {
+    /// One implicit step of `h` [s] to the drive's targets and loads, with external
+    /// potentials on the node positions (contact). The potentials may ask for the step to be
+    /// re-solved from its start (up to [`MAX_POTENTIAL_RETRIES`] times), e.g. after raising a
+    /// penalty stiffness.
+    fn step_with(
+        &mut self,
+        h: f64,
+        drive: &Drive,
+        pots: &mut [&mut dyn NodePotential],
+    ) -> Result<SolverReport, SolverError>;
+
+    /// Static equilibrium under the drive from the current state (velocities are zeroed), with
+    /// external potentials. Lagged quantities (friction's normal forces) are re-evaluated at
+    /// the solution and the equilibrium re-solved until they change by less than 1 % and the
+    /// potentials accept the state (at most [`MAX_POTENTIAL_RETRIES`] + 1 solves).
+    fn equilibrate_with(
+        &mut self,
+        drive: &Drive,
+        pots: &mut [&mut dyn NodePotential],
+    ) -> Result<SolverReport, SolverError>;
+
+    /// [`DynamicRod::step_with`] without external potentials.
+    fn step(&mut self, h: f64, drive: &Drive) -> Result<SolverReport, SolverError> {
+        self.step_with(h, drive, &mut [])
+    }
+
+    /// [`DynamicRod::equilibrate_with`] without external potentials.
+    fn equilibrate(&mut self, drive: &Drive) -> Result<SolverReport, SolverError> {
+        self.equilibrate_with(drive, &mut [])
+    }
+}
+
+/// What the retry loops and the equilibrium solve ask of a model, beside the Newton host's
+/// [`newton::NewtonRod`].
+pub(crate) trait ImplicitRod: newton::NewtonRod {
+    /// The node positions the external potentials see (N + 1; DER's ghosts excluded).
+    fn node_positions(&self) -> &[Vec3];
+    /// Start a solve under `drive`: remember the velocities (for re-solves) and take the
+    /// drive's held frames, remembering the current ones.
+    fn hold(&mut self, drive: &Drive);
+    /// A solve failed: return to the held frames remembered by [`ImplicitRod::hold`].
+    fn release(&mut self) {}
+    /// Return to the start of the step for a re-solve: the configuration remembered by
+    /// [`ImplicitRod::save`] and the velocities remembered by [`ImplicitRod::hold`].
+    fn rewind(&mut self);
+    /// Remember the configuration (the start of a solve).
+    fn save(&mut self);
+    /// Return to the configuration remembered by [`ImplicitRod::save`].
+    fn restore(&mut self);
+    /// Move the held unknowns to the drive's targets.
+    fn impose(&mut self, drive: &Drive);
+    /// After an equilibrium solve: set every velocity to zero and fill the report fields that
+    /// describe the state (energies, stretch).
+    fn settle(&mut self, gravity: &Vec3, report: &mut SolverReport);
+    /// One implicit step of `step.h` [s] (always `Some`) under `step.drive`; on an error the
+    /// configuration is restored to the step's start.
+    fn solve_step(&mut self, step: &Problem) -> Result<SolverReport, SolverError>;
+}
+
+impl<R: ImplicitRod> DynamicRod for R {
+    fn step_with(
+        &mut self,
+        h: f64,
+        drive: &Drive,
+        pots: &mut [&mut dyn NodePotential],
+    ) -> Result<SolverReport, SolverError> {
+        let mut pot = Potentials(pots);
+        self.hold(drive);
+        let mut retries = 0;
+        loop {
+            pot.begin(self.node_positions(), Some(h));
+            let step = Problem {
+                h: Some(h),
+                drive,
+                pot: &pot,
+            };
+            let mut rep = match self.solve_step(&step) {
+                Err(e) => {
+                    self.release();
+                    return Err(e);
+                }
+                Ok(rep) => rep,
+            };
+            if pot.accept(self.node_positions()) || retries == MAX_POTENTIAL_RETRIES {
+                rep.retries = retries;
+                rep.external_energy = pot.evaluate(self.node_positions(), None);
+                return Ok(rep);
+            }
+            retries += 1;
+            self.rewind();
+        }
+    }
+
+    fn equilibrate_with(
+        &mut self,
+        drive: &Drive,
+        pots: &mut [&mut dyn NodePotential],
+    ) -> Result<SolverReport, SolverError> {
+        let mut pot = Potentials(pots);
+        self.hold(drive);
+        pot.begin(self.node_positions(), None);
+        let mut retries = 0;
+        let mut iterations = 0;
+        loop {
+            let mut rep = match newton::equilibrium(self, drive, &pot) {
+                Err(e) => {
+                    self.release();
+                    return Err(e);
+                }
+                Ok(rep) => rep,
+            };
+            iterations += rep.iterations;
+            let accepted = pot.accept(self.node_positions());
+            let change = pot.relag(self.node_positions());
+            if (accepted && change < 0.01) || retries == MAX_POTENTIAL_RETRIES {
+                rep.iterations = iterations;
+                rep.retries = retries;
+                rep.external_energy = pot.evaluate(self.node_positions(), None);
+                return Ok(rep);
+            }
+            retries += 1;
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! The Levenberg–Marquardt Newton host both dynamic rod models run (digest-cosserat C.2; the
+//! IMC thesis, Choi 2021 §3.1, for DER): minimise the model's incremental potential Φ from the
+//! current state by Newton steps on a banded system (Cholesky, with a Marquardt shift when the
+//! Hessian is indefinite, and its floor raised and relaxed as Levenberg–Marquardt does), the
+//! far couplings of self-contact by Woodbury, a backtracking (Armijo) line search from the
+//! largest step the external potential allows, and the dead end torques' virtual work.
+//!
+//! A model supplies its layout, Φ and its trial points through [`NewtonRod`]; what differs
+//! between the models is a documented capability of that trait ([`NewtonRod::GAUSS_NEWTON`],
+//! [`NewtonRod::MAX_SHIFT`]), not a copied loop.
+
+use super::potential::{LowRank, NodePotential, PotentialSink, woodbury};
+use super::{Drive, DynamicParams, ImplicitRod, SolverConfig, SolverError, SolverReport};
+use crate::math::Vec3;
+use crate::rod::banded::Banded;
+
+/// A Newton solve has converged when the largest force (moment/l) imbalance is below this
+/// fraction of the rod's force scale (weight + end loads + EI/L²), or when the Newton step falls
+/// below `config.tolerance`.
+pub(crate) const RESIDUAL_TOLERANCE: f64 = 1e-9;
+
+/// What [`NewtonRod::objective`] computes besides the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Eval {
+    /// Value, gradient and the exact banded Hessian.
+    Exact,
+    /// Value, gradient and the positive semi-definite Gauss–Newton Hessian (models with
+    /// [`NewtonRod::GAUSS_NEWTON`] only).
+    GaussNewton,
+    /// Value and gradient (a line-search trial that may not be continued from).
+    Gradient,
+}
+
+/// The Newton system of a model, allocated once: the banded Hessian, its factor, the gradient,
+/// the step, the far (rank-one) Hessian terms of external potentials, and the layout.
+#[derive(Clone, Debug)]
+pub(crate) struct LinearSystem {
+    /// Banded Hessian of Φ.
+    pub h: Banded,
+    /// Cholesky factor of `h` (plus any Marquardt shift); `h` itself stays intact for retries.
+    pub chol: Banded,
+    /// Gradient of Φ.
+    pub g: Vec<f64>,
+    /// Newton step.
+    pub dz: Vec<f64>,
+    /// Rank-one Hessian terms of external potentials that couple nodes far apart in index
+    /// (self-contact), solved by the Woodbury identity around the banded factor.
+    pub low_rank: Vec<LowRank>,
+    /// Woodbury work: B⁻¹u per term (flattened, term-major) and the small dense system.
+    pub wb_y: Vec<f64>,
+    /// Unknowns per node in the interleaved vector: 3 position entries, then the rest
+    /// (rotation entries: 3 for the Cosserat rod, DER's edge angle).
+    pub stride: usize,
+    /// Index of the first position coordinate of the potentials' node 0 (DER puts a held
+    /// ghost node before a clamped start).
+    pub offset: usize,
+}
+
+impl LinearSystem {
+    /// A system of `dofs` unknowns, half-bandwidth `band`, with `stride` unknowns per node
+    /// and the potentials' node 0 at `offset`.
+    pub fn new(dofs: usize, band: usize, stride: usize, offset: usize) -> Self {
+        LinearSystem {
+            h: Banded::new(dofs, band),
+            chol: Banded::new(dofs, band),
+            g: vec![0.0; dofs],
+            dz: vec![0.0; dofs],
+            low_rank: Vec::new(),
+            wb_y: Vec::new(),
+            stride,
+            offset,
+        }
+    }
+
+    /// Start an assembly: clear the gradient, the far terms and (with `hessian`) the Hessian.
+    pub fn clear(&mut self, hessian: bool) {
+        if hessian {
+            self.h.clear();
+        }
+        self.g.iter_mut().for_each(|v| *v = 0.0);
+    }
+
+    /// The sink the external potentials add their gradient (and Hessian) to. Clears the far
+    /// terms of the last assembly.
+    pub fn sink(&mut self, hessian: bool) -> PotentialSink<'_> {
+        self.low_rank.clear();
+        PotentialSink {
+            g: &mut self.g,
+            h: if hessian { Some(&mut self.h) } else { None },
+            low_rank: if hessian {
+                Some(&mut self.low_rank)
+            } else {
+                None
+            },
+            stride: self.stride,
+            offset: self.offset,
+        }
+    }
+
+    /// Add the nodes' part of Φ, the same in both models (inertia against the prediction,
+    /// Rayleigh mass damping, gravity and the end forces), with its gradient and (diagonal)
+    /// Hessian; returns its value [J].
+    pub fn add_nodes(&mut self, nodes: &Nodes, p: &Problem, hessian: bool) -> f64 {
+        let mut phi = 0.0;
+        for (i, x) in nodes.x.iter().enumerate() {
+            let m = nodes.mass[i];
+            let mut f_ext = m * p.drive.gravity;
+            if i == nodes.loaded.0 {
+                f_ext += p.drive.start_force;
+            }
+            if i == nodes.loaded.1 {
+                f_ext += p.drive.end_force;
+            }
+            phi -= f_ext.dot(x);
+            let mut grad = -f_ext;
+            let mut diag = 0.0;
+            if let Some(h) = p.h {
+                let wi = m / (h * h);
+                let dx = x - nodes.predicted[i];
+                phi += 0.5 * wi * dx.norm_squared();
+                grad += dx * wi;
+                diag += wi;
+                if nodes.mass_damping > 0.0 {
+                    let wd = nodes.mass_damping * m / h;
+                    let dv = x - nodes.previous[i];
+                    phi += 0.5 * wd * dv.norm_squared();
+                    grad += dv * wd;
+                    diag += wd;
+                }
+            }
+            let at = self.stride * i;
+            for k in 0..3 {
+                self.g[at + k] += grad[k];
+                // (A zero diagonal, a massless ghost node or a static solve, adds nothing.)
+                if hessian && diag != 0.0 {
+                    self.h.add_diagonal(at + k, diag);
+                }
+            }
+        }
+        phi
+    }
+
+    /// Held positions are fixed: their entries leave the rank-one terms too.
+    pub fn release_held(&mut self, held: impl Fn(usize) -> bool) {
+        for t in self.low_rank.iter_mut() {
+            for a in 0..4 {
+                if held(t.nodes[a]) {
+                    t.u[3 * a..3 * a + 3].iter_mut().for_each(|v| *v = 0.0);
+                }
+            }
+        }
+    }
+
+    /// Largest absolute position and rotation entries of a vector over the unknowns.
+    pub fn largest(&self, z: &[f64]) -> (f64, f64) {
+        let (mut f, mut m) = (0.0f64, 0.0f64);
+        for c in z.chunks(self.stride) {
+            for v in &c[..3] {
+                f = f.max(v.abs());
+            }
+            for v in &c[3..] {
+                m = m.max(v.abs());
+            }
+        }
+        (f, m)
+    }
+
+    /// The Newton step `dz = −H⁻¹g` from the factor, corrected for the far terms (Woodbury).
+    fn solve_step(&mut self) {
+        self.dz.iter_mut().zip(&self.g).for_each(|(d, g)| *d = -g);
+        self.chol.solve(&mut self.dz);
+        let (stride, offset) = (self.stride, self.offset);
+        woodbury(
+            &self.chol,
+            &self.low_rank,
+            |node| offset + stride * node,
+            &mut self.dz,
+            &mut self.wb_y,
+        );
+    }
+}
+
+/// The node data of Φ's nodal part ([`LinearSystem::add_nodes`]).
+pub(crate) struct Nodes<'a> {
+    /// Node positions [m] (node `i`'s first unknown at `stride · i`).
+    pub x: &'a [Vec3],
+    /// Inertial prediction `x̃` [m].
+    pub predicted: &'a [Vec3],
+    /// Positions at the start of the step [m] (mass damping).
+    pub previous: &'a [Vec3],
+    /// Lumped masses [kg].
+    pub mass: &'a [f64],
+    /// The nodes the start and end forces act on.
+    pub loaded: (usize, usize),
+    /// Rayleigh mass damping α [1/s].
+    pub mass_damping: f64,
+}
+
+impl<'a> Nodes<'a> {
+    /// The node data: positions, prediction, start positions, masses, loaded nodes, damping.
+    pub fn new(
+        x: &'a [Vec3],
+        predicted: &'a [Vec3],
+        previous: &'a [Vec3],
+        mass: &'a [f64],
+        loaded: (usize, usize),
+        mass_damping: f64,
+    ) -> Self {
+        Nodes {
+            x,
+            predicted,
+            previous,
+            mass,
+            loaded,
+            mass_damping,
+        }
+    }
+}
+
+/// What one Newton solve minimises Φ for: the step [s] (`None`: a static solve), the drive
+/// and the external potential.
+#[derive(Clone, Copy)]
+pub(crate) struct Problem<'a> {
+    /// Step length [s] (the inertia's), or `None` for a static solve.
+    pub h: Option<f64>,
+    /// Held-end targets and loads.
+    pub drive: &'a Drive,
+    /// External potential on the node positions.
+    pub pot: &'a dyn NodePotential,
+}
+
+/// What the Newton host asks of a rod model: its layout ([`LinearSystem`]), its incremental
+/// potential Φ, trial points along the Newton step, and what differs between the models.
+pub(crate) trait NewtonRod {
+    /// Whether the model has a positive semi-definite Gauss–Newton Hessian to fall back on
+    /// when the exact one needs a large shift. The Cosserat rod has one (its energies'
+    /// `Hessian::GaussNewton`: far from equilibrium, digest D.13, the exact Hessian can be so
+    /// indefinite that only a huge shift helps); DER's bend–twist stencil has none, so it
+    /// shifts the exact Hessian further ([`NewtonRod::MAX_SHIFT`]).
+    const GAUSS_NEWTON: bool;
+    /// The largest Marquardt shift tried before the solve fails as [`SolverError::Singular`]:
+    /// 1e4 for the Cosserat rod (which has the Gauss–Newton Hessian first); 1e6 for DER,
+    /// whose static solves of free rods (rigid modes) have only the shift to regularise them.
+    const MAX_SHIFT: f64;
+    /// Material and discretisation, solver settings and the Newton system.
+    fn parts(&mut self) -> (&DynamicParams, &SolverConfig, &mut LinearSystem);
+    /// The Newton system.
+    fn system(&mut self) -> &mut LinearSystem {
+        self.parts().2
+    }
+    /// Φ of the problem `p` at the current state (or the trial state, with `trial`), with its
+    /// gradient and the Hessian `eval` asks for, assembled into [`NewtonRod::system`].
+    fn objective(&mut self, trial: bool, eval: Eval, p: &Problem) -> f64;
+    /// Work of the dead end torques along the step `dz` per unit step length.
+    fn torque_work(&self, drive: &Drive) -> f64;
+    /// Set the trial node positions to the current ones plus `t dz`.
+    fn set_trial_positions(&mut self, t: f64);
+    /// Set the trial rotation unknowns to the current ones plus `t dz`; returns the largest
+    /// quaternion norm error before renormalisation (0 where there are none).
+    fn set_trial_rest(&mut self, t: f64) -> f64;
+    /// The current and the trial node positions the external potential sees.
+    fn positions_and_trial(&self) -> (&[Vec3], &[Vec3]);
+    /// Make the trial point the current state.
+    fn take_trial(&mut self);
+}
+
+/// Newton iterations on Φ from the current state (held unknowns imposed): at most
+/// `max_iterations`, counted in `report` with the shifts and the final residual.
+pub(crate) fn newton<R: NewtonRod>(
+    rod: &mut R,
+    p: &Problem,
+    max_iterations: usize,
+    report: &mut SolverReport,
+) -> Result<(), SolverError> {
+    let (params, config, _) = rod.parts();
+    let (l, tol) = (params.segment_length, config.tolerance);
+    let fscale = params.force_scale(p.drive);
+    let pot = p.pot;
+    // The residual of the assembled gradient relative to the force scale.
+    let residual = |s: &LinearSystem| {
+        let (f, m) = s.largest(&s.g);
+        (f / fscale).max(m / (fscale * l))
+    };
+    let mut phi = rod.objective(false, Eval::Exact, p);
+    report.converged = false;
+    // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
+    // equilibrium (the Newton model is poor there) and relaxed after full steps.
+    let mut min_shift = 0.0f64;
+    // Whether the Hessian is out of date: the accepted point of the last line search was a
+    // backtracked trial, evaluated without its Hessian.
+    let mut stale = false;
+    for it in 0..max_iterations {
+        if !phi.is_finite() || rod.system().g.iter().any(|v| !v.is_finite()) {
+            return Err(SolverError::NonFinite { iteration: it });
+        }
+        if stale {
+            // The same point and the same arithmetic as the trial: Φ and g are unchanged.
+            rod.objective(false, Eval::Exact, p);
+            stale = false;
+        }
+        // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
+        // (a large perturbation, digest D.13) the exact Hessian can be so indefinite that only
+        // a huge shift helps; switch to the positive semi-definite Gauss–Newton Hessian at the
+        // same point instead, where the model has one, then shift that if needed (static free
+        // rods: rigid modes).
+        let mut mu = min_shift;
+        let mut gauss_newton = false;
+        loop {
+            let s = rod.system();
+            if s.chol.factor_from(&s.h, mu).is_ok() {
+                break;
+            }
+            mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
+            if R::GAUSS_NEWTON && !gauss_newton && mu > 1e-3 {
+                rod.objective(false, Eval::GaussNewton, p);
+                gauss_newton = true;
+                mu = min_shift;
+            } else if mu > R::MAX_SHIFT {
+                return Err(SolverError::Singular);
+            }
+            report.shifts += 1;
+        }
+        let s = rod.system();
+        s.solve_step();
+        let slope: f64 = s.dz.iter().zip(&s.g).map(|(d, g)| d * g).sum();
+        let (dx_max, dth_max) = s.largest(&s.dz);
+        let res_now = residual(s);
+        // Work of the dead end torques along the step per unit t.
+        let tq = rod.torque_work(p.drive);
+        let small = dx_max <= tol * l && dth_max <= tol;
+        // Backtracking line search (Armijo) on Φ, assembling at the accepted point, from the
+        // largest step the external potential allows (no tunnelling through obstacles).
+        let t_max = if !pot.limits_steps() {
+            1.0
+        } else {
+            rod.set_trial_positions(1.0);
+            let (x, x_full) = rod.positions_and_trial();
+            pot.max_step(x, x_full).clamp(1e-12, 1.0)
+        };
+        let mut t = t_max;
+        let mut accepted = false;
+        let mut qerr = 0.0f64;
+        for _ in 0..40 {
+            rod.set_trial_positions(t);
+            qerr = rod.set_trial_rest(t);
+            // The full step is assembled with its Hessian (it is usually taken); a backtracked
+            // trial, and the last allowed iteration's, only with its gradient: the Hessian is
+            // assembled once the next iteration needs it (`stale`).
+            let eval = if it + 1 == max_iterations || t < 0.3 * t_max {
+                Eval::Gradient
+            } else {
+                Eval::Exact
+            };
+            let phi_t = rod.objective(true, eval, p) - t * tq;
+            // Armijo on Φ; near convergence Φ's decrease sinks below its rounding (a weight of
+            // 1e-5 J against decreases of 1e-20 J), so a full step that halves the residual is
+            // accepted too.
+            if phi_t <= phi + 1e-4 * t * slope
+                || (t == t_max && residual(rod.system()) < 0.5 * res_now)
+                || (small && phi_t <= phi + 1e-12 * phi.abs())
+            {
+                phi = phi_t + 0.0;
+                accepted = true;
+                stale = t < 0.3 * t_max;
+                break;
+            }
+            t *= 0.5;
+        }
+        report.iterations = it + 1;
+        if !accepted {
+            // No decrease along this direction: at the rounding floor, stop; otherwise the
+            // model is poor here: reassemble where we are and retry with a larger shift.
+            rod.objective(false, Eval::Exact, p);
+            report.residual = residual(rod.system());
+            if report.residual < 1e3 * RESIDUAL_TOLERANCE {
+                report.converged = true;
+                return Ok(());
+            }
+            if min_shift >= 1e4 {
+                return Ok(());
+            }
+            min_shift = (mu * 100.0).max(1e-6);
+            report.shifts += 1;
+            continue;
+        }
+        rod.take_trial();
+        report.max_quaternion_error = report.max_quaternion_error.max(qerr);
+        // Φ now includes the accumulated torque work; keep it relative to the new point.
+        phi += t * tq;
+        report.residual = residual(rod.system());
+        if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
+            report.converged = true;
+            return Ok(());
+        }
+        // At the rounding floor (EA/l against forces of 1e-4 N leaves relative residuals of
+        // ~1e-8) the line search only finds damped steps that change nothing: stop there, as
+        // when no step is accepted at all.
+        if t < 1.0 && report.residual > 0.5 * res_now && report.residual < 1e3 * RESIDUAL_TOLERANCE
+        {
+            report.converged = true;
+            return Ok(());
+        }
+        // Levenberg–Marquardt update of the shift's floor (Moré 1978; Nocedal & Wright 2006,
+        // §10.3): up ×100 past a stall, up ×10 after a short step (the quadratic model is poor
+        // at this scale: Gauss–Newton on a suture pulled round a hole zig-zagged with steps of
+        // 1/32 and 1/64 for all 40 iterations, the residual falling 3 % per iteration), down
+        // ×100 after a full one.
+        min_shift = if t < 1e-6 {
+            (mu * 100.0).max(1e-6)
+        } else if t < 0.1 {
+            (min_shift * 10.0).max(1e-6)
+        } else if t == 1.0 && min_shift > 1e-8 {
+            min_shift * 0.01
+        } else if t == 1.0 {
+            0.0
+        } else {
+            min_shift
+        };
+    }
+    Ok(())
+}
+
+/// Static equilibrium by Newton with line search and Marquardt shifts (a local minimum of the
+/// potential energy, reached from the current state). Velocities are set to zero; on an error
+/// the configuration is restored.
+pub(crate) fn equilibrium<R: ImplicitRod>(
+    rod: &mut R,
+    drive: &Drive,
+    pot: &dyn NodePotential,
+) -> Result<SolverReport, SolverError> {
+    rod.save();
+    rod.impose(drive);
+    let mut report = SolverReport::default();
+    let cap = rod.parts().1.max_iterations.max(500);
+    let p = Problem {
+        h: None,
+        drive,
+        pot,
+    };
+    if let Err(e) = newton(rod, &p, cap, &mut report) {
+        rod.restore();
+        return Err(e);
+    }
+    rod.settle(&drive.gravity, &mut report);
+    Ok(report)
+}
