@@ -72,7 +72,7 @@ fn posed_shooting(c: &mut Criterion) {
     });
 }
 
-/// One haptic tick of the quasi-static coupling (digest C.6, sim::tool::StrandsCoupling): a
+/// One haptic tick of the quasi-static coupling (docs/derivations/cosserat.md §C.6, sim::tool::StrandsCoupling): a
 /// 5 cm nylon 2-0 cantilever (N = 20, the run test's suture), k = 19.7 N/m (a 20 g tool at
 /// 5 Hz), the device holding the tip 5 mm up and circling ±1 mm at 2 rad/s.
 fn coupled_tick(c: &mut Criterion) {

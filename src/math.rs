@@ -70,7 +70,7 @@ fn horner5(c: &[f64; 10], x: f64) -> f64 {
 ///
 /// Closed forms lose digits to cancellation for small θ (Pai 2002 eq. (13) even divides by
 /// |u|); below θ = 1 the Taylor series (10 terms, truncation < 1e-20) is used instead
-/// (digest-cosserat A.6, "singularity-free form").
+/// (docs/derivations/cosserat.md §A.6, "singularity-free form").
 #[inline]
 pub fn rodrigues_coeffs(theta2: f64) -> [f64; 4] {
     if theta2 < 1e-2 {
@@ -127,7 +127,7 @@ pub fn log_so3(r: &Mat3) -> Vec3 {
 }
 
 /// Kinematics of one segment of constant strain (Pai 2002 eqs. (12)–(14), singularity-free form
-/// of digest-cosserat A.6), walked for a length `sigma` [m] with body angular rate `w` [1/m] and
+/// of docs/derivations/cosserat.md §A.6), walked for a length `sigma` [m] with body angular rate `w` [1/m] and
 /// unit tangent `e3`:
 /// - `rot = exp(σ[w])`, the frame at the far end relative to the start;
 /// - `p = ∫₀^σ exp(t[w]) e3 dt`, the far end's position relative to the start (start frame);

@@ -1,4 +1,4 @@
-//! Knot topology from geometry alone: is a rod knotted, and how (digest-der-imc F5 C).
+//! Knot topology from geometry alone: is a rod knotted, and how (docs/derivations/der-imc.md §F5 C).
 //!
 //! An open rod is closed far outside its knot (both tails extended along their end tangents to
 //! ten times the knot's bounding radius, then joined by a great-circle arc on that sphere). The

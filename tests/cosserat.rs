@@ -1,6 +1,6 @@
 //! Dynamic Cosserat rod (Soler 2018 discretisation): statics against the elastica tables and the
 //! STRANDS oracle, dynamics against analytic frequencies and conservation laws, and the
-//! digest-cosserat Part D acceptance tests.
+//! docs/derivations/cosserat.md Part D acceptance tests.
 
 mod common;
 use common::nylon;
@@ -56,7 +56,7 @@ const CANTILEVER: (EndCondition, EndCondition) = (EndCondition::Clamped, EndCond
 
 #[test]
 fn static_tip_load_matches_elastica_table_d5() {
-    // α = P L²/EI: (α, y/L, x/L) from digest-cosserat D.5.
+    // α = P L²/EI: (α, y/L, x/L) from docs/derivations/cosserat.md §D.5.
     let p = nylon();
     let (l, n) = (0.1, 80);
     let ei = p.bending_stiffness();
@@ -87,7 +87,7 @@ fn static_tip_load_matches_elastica_table_d5() {
 
 #[test]
 fn static_self_weight_matches_heavy_elastica_table_d6() {
-    // γ = q L³/EI = 5: y/L 0.49591, x/L 0.84666 (digest-cosserat D.6).
+    // γ = q L³/EI = 5: y/L 0.49591, x/L 0.84666 (docs/derivations/cosserat.md §D.6).
     let p = nylon();
     let n = 80;
     let q = p.linear_density() * 9.81;
@@ -120,7 +120,7 @@ fn run(r: &mut CosseratRod, d: &Drive, h: f64, steps: usize) -> Vec<(f64, f64)> 
 
 #[test]
 fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
-    // Nylon 2-0, L = 0.15 m, N = 100, h = 1 ms; step tip force α = P L²/EI = 1 (digest D.12).
+    // Nylon 2-0, L = 0.15 m, N = 100, h = 1 ms; step tip force α = P L²/EI = 1 (docs/derivations/cosserat.md §D.12).
     let p = nylon();
     let (l, n, h): (f64, usize, f64) = (0.15, 100, 1e-3);
     let ei = p.bending_stiffness();
@@ -228,7 +228,7 @@ fn undamped_energy_never_grows_with_implicit_euler_and_drifts_under_one_percent_
     assert!(worst < 0.01, "{worst}");
 }
 
-/// Soler §7.2.2 rod (digest B.13.6): r = 3 mm, E = 1 MPa, ν = 0.5 (G = E/3), L = 1 m, g = 0.
+/// Soler §7.2.2 rod (docs/derivations/cosserat.md §B.13.6): r = 3 mm, E = 1 MPa, ν = 0.5 (G = E/3), L = 1 m, g = 0.
 fn soft_rod() -> RodParams {
     RodParams {
         radius: 3e-3,
@@ -291,7 +291,7 @@ fn twisted(n: usize, turns: f64, steps: usize) -> (CosseratRod, Drive) {
 
 #[test]
 fn d9_twist_energy_converges_at_second_order_and_is_uniform_along_the_rod() {
-    // 360° (digest D.9). Our clamps act at the true ends through half-length joints, so the
+    // 360° (docs/derivations/cosserat.md §D.9). Our clamps act at the true ends through half-length joints, so the
     // discrete energy is the exact chain energy above and tends to 2π²GJ/L at O(1/N²) (Soler's
     // reported slope 2), not the O(1/N) of the B.13.6 table (clamps at segment midpoints).
     let p = soft_rod();
@@ -339,7 +339,7 @@ fn d9_twist_energy_converges_at_second_order_and_is_uniform_along_the_rod() {
 
 #[test]
 fn d14_a_720_degree_end_twist_keeps_its_energy() {
-    // Two full turns, applied gradually (digest D.14): the held quaternions pass through -1
+    // Two full turns, applied gradually (docs/derivations/cosserat.md §D.14): the held quaternions pass through -1
     // on the way; no sign flip may lose a turn. Energy 2π²·2²·GJ/L within 2 %, and exactly
     // the chain energy. ν = 0.5 keeps MaL/EI = 4π/1.5 = 8.38 below Greenhill's 8.99.
     let p = soft_rod();
@@ -358,7 +358,7 @@ fn d14_a_720_degree_end_twist_keeps_its_energy() {
 
 #[test]
 fn d10_static_shapes_agree_across_meshes() {
-    // Heavy cantilever γ = 5 plus a tip load α = 1 (digest D.10): tip position and the
+    // Heavy cantilever γ = 5 plus a tip load α = 1 (docs/derivations/cosserat.md §D.10): tip position and the
     // deflection at mid-length for N = 10 … 200 within 2 % of L of the N = 200 shape, and the
     // tip within 1 % of STRANDS at N = 200 (tests/strands_reference.rs holds that oracle).
     let p = nylon();
@@ -431,7 +431,7 @@ fn d13_recovers_from_a_large_random_perturbation() {
         qerr = qerr.max(rep.max_quaternion_error);
         steps += 1;
         (se, bt) = r.elastic_energy();
-        // Well past the digest's 1e-6: at 1e-6 of a 4 mJ bend the rod still bows 0.4 % of L.
+        // Well past the 1e-6 of docs/derivations/cosserat.md Part D: at 1e-6 of a 4 mJ bend the rod still bows 0.4 % of L.
         if se < 1e-9 * se0 && bt < 1e-9 * bt0 {
             break;
         }

@@ -51,7 +51,7 @@ const CANTILEVER: (EndCondition, EndCondition) = (EndCondition::Clamped, EndCond
 
 #[test]
 fn static_tip_load_matches_elastica_table_d5() {
-    // α = P L²/EI: (α, y/L, x/L) from digest-cosserat D.5.
+    // α = P L²/EI: (α, y/L, x/L) from docs/derivations/cosserat.md §D.5.
     let p = nylon();
     let (l, n) = (0.1, 80);
     let ei = p.bending_stiffness();
@@ -82,7 +82,7 @@ fn static_tip_load_matches_elastica_table_d5() {
 
 #[test]
 fn static_self_weight_matches_heavy_elastica_table_d6() {
-    // γ = q L³/EI = 5: y/L 0.49591, x/L 0.84666 (digest-cosserat D.6).
+    // γ = q L³/EI = 5: y/L 0.49591, x/L 0.84666 (docs/derivations/cosserat.md §D.6).
     let p = nylon();
     let n = 80;
     let q = p.linear_density() * 9.81;
@@ -204,7 +204,7 @@ fn cantilever_heavy_cantilever_and_catenary_agree_across_der_cosserat_and_strand
     }
 }
 
-/// DER Fig. 7 (digest-der-imc D1): a naturally straight isotropic rod, L = 9.29, α = 1.345,
+/// DER Fig. 7 (docs/derivations/der-imc.md §D1): a naturally straight isotropic rod, L = 9.29, α = 1.345,
 /// β = 0.789, both ends clamped; one clamp turned 27 times about the axis, then the clamps
 /// moved 0.3 closer, quasi-statically. Returns φ(s) = arccos(t·e_x) per edge with the edge
 /// midpoints' arc length, for `n` segments.
@@ -321,7 +321,7 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
 
 #[test]
 fn d1_localized_helical_buckling_reaches_phi0_0_919() {
-    // Issue #8 Done-when 2 (digest D1): φ0 = max φ → 0.919 under refinement; within 2 % at
+    // Issue #8 Done-when 2 (docs/derivations/der-imc.md §D1): φ0 = max φ → 0.919 under refinement; within 2 % at
     // the finest mesh. Also the envelope f = (cos φ − cos φ0)/(1 − cos φ0) against the
     // localized-helix solution tanh²(s/s*) (digest: s* = 0.381), as an RMS over the pattern.
     let mut last = None;
@@ -350,7 +350,7 @@ fn d1_localized_helical_buckling_reaches_phi0_0_919() {
     }
     let (phi0, _) = last.unwrap();
     assert!((phi0 / 0.919 - 1.0).abs() < 0.02, "φ0 {phi0}");
-    // The envelope's RMS error falls under refinement (digest D1 acceptance).
+    // The envelope's RMS error falls under refinement (docs/derivations/der-imc.md §D1 acceptance).
     assert!(
         rms.windows(2).all(|w| w[1] < w[0]),
         "envelope RMS errors {rms:?}"
@@ -371,7 +371,7 @@ fn michell_ring(n: usize, beta_over_alpha: f64, twist: f64) -> suture::rod::der:
 
 #[test]
 fn d2_michell_ring_is_stable_below_the_critical_twist_and_unstable_above() {
-    // Issue #8 Done-when 2 (digest D2, DER Fig. 8): a naturally straight isotropic ring (R = 1,
+    // Issue #8 Done-when 2 (docs/derivations/der-imc.md §D2, DER Fig. 8): a naturally straight isotropic ring (R = 1,
     // 50 edges, α = 1) with internal twist Θ is unstable iff Θ > θc = 2π√3 α/β. At 0.9 θc its
     // static Hessian has only the ring's 7 zero modes besides positive eigenvalues; at 1.1 θc one
     // is negative. Dynamics agree: a 1e-4 out-of-plane perturbation stays small at 0.9 θc and

@@ -278,7 +278,7 @@ damping_ratio = 1.0
         assert!(st.grasped && (st.position - tip).norm() < 2e-3);
     }
 
-    /// The quasi-static model in the loop (digest C.6): a STRANDS suture (5 cm, N = 20, curved
+    /// The quasi-static model in the loop (docs/derivations/cosserat.md §C.6): a STRANDS suture (5 cm, N = 20, curved
     /// at rest with radius 5 cm so it never passes the straight, fully stretched state where
     /// shooting is singular) clamped at the origin, its tip coupled by the solved tip force;
     /// the stylus lifts the tip 5 mm and draws it 1 mm back. The physics solves the coupled

@@ -1,5 +1,5 @@
 //! Sag-free rest shapes (Takahashi & Batty 2025; issue #8 Done-when 4) against the closed
-//! forms and prototype numbers of digest-sagfree.md §5.
+//! forms and prototype numbers of docs/derivations/sagfree.md §5.
 
 use suture::math::{Quat, Vec3};
 use suture::rod::der::{DerRod, SagFreeOptions, rest_shape};
@@ -9,7 +9,7 @@ use suture::rod::{
 
 const CANTILEVER: (EndCondition, EndCondition) = (EndCondition::Clamped, EndCondition::Free);
 
-/// Newton to convergence even at the digest's 1/60 s steps.
+/// Newton to convergence even at the 1/60 s steps of docs/derivations/sagfree.md §5.
 fn config() -> SolverConfig {
     SolverConfig {
         max_iterations: 200,
@@ -18,7 +18,7 @@ fn config() -> SolverConfig {
 }
 
 /// The paper's strand material: r = 1 mm, ρ = 1e3, stretching `c_stretch`, bending and
-/// twisting coefficients `c_bend`, `c_twist` (EA = cπr², EI = cπr⁴/4, GJ = cπr⁴/2; digest §1.4).
+/// twisting coefficients `c_bend`, `c_twist` (EA = cπr², EI = cπr⁴/4, GJ = cπr⁴/2; docs/derivations/sagfree.md §1.4).
 fn paper_params(c_stretch: f64, c_bend: f64, c_twist: f64) -> DynamicParams {
     let r = 1e-3;
     let p = RodParams {
@@ -33,7 +33,7 @@ fn paper_params(c_stretch: f64, c_bend: f64, c_twist: f64) -> DynamicParams {
     cp
 }
 
-/// Nylon-like suture thread (digest §5.4): r = 0.15 mm, ρ = 1140, E = 2 GPa, G = 0.72 GPa.
+/// Nylon-like suture thread (docs/derivations/sagfree.md §5.4): r = 0.15 mm, ρ = 1140, E = 2 GPa, G = 0.72 GPa.
 fn nylon_like() -> DynamicParams {
     let p = RodParams {
         radius: 1.5e-4,
@@ -95,7 +95,7 @@ fn paper_strand(params: DynamicParams, dir: Vec3, normal: Vec3) -> DerRod {
 
 #[test]
 fn vertical_strand_matches_the_closed_form_rest_lengths() {
-    // digest-sagfree §5.1: T_i = λ g h (18.5 − i); naive tip sag 4402.27/c m; optimum
+    // docs/derivations/sagfree.md §5.1: T_i = λ g h (18.5 − i); naive tip sag 4402.27/c m; optimum
     // l̄_i = h/(1 + T_i/(c π r²)) to 1e-6 h; rest curvature and twist untouched; the optimised
     // strand drifts < 1e-6 m over 2 s.
     let h = 1.0 / 19.0;
@@ -149,7 +149,7 @@ fn vertical_strand_matches_the_closed_form_rest_lengths() {
 
 #[test]
 fn horizontal_strand_succeeds_or_fails_as_the_bounds_dictate() {
-    // digest-sagfree §5.2 (paper §5.3), Δκ = 10, c_stretch = c_twist = 1e8: only the rest
+    // docs/derivations/sagfree.md §5.2 (paper §5.3), Δκ = 10, c_stretch = c_twist = 1e8: only the rest
     // curvature changes. c_bend = 1e9 needs |κ̄| = M h/EI = 0.8267 at the second vertex (the
     // clamp vertex covers h/2 in our model: half its 0.9268) and succeeds; c_bend = 1e7 needs
     // 82.7 there, outside the box: it must say so.
@@ -228,7 +228,7 @@ fn j_shape() -> DerRod {
 
 #[test]
 fn nylon_coil_and_j_keep_their_shape_only_when_optimised() {
-    // digest-sagfree §5.4 C2 and C3 (α = 1e-7): over 1 s of dynamics from rest the authored
+    // docs/derivations/sagfree.md §5.4 C2 and C3 (α = 1e-7): over 1 s of dynamics from rest the authored
     // rest shape sags by centimetres (prototype: 7.4 cm, 14.7 cm), the optimised one drifts
     // < 1e-5 m; both optimised states are stable minima.
     let g = Vec3::new(0.0, 0.0, -9.81);
@@ -248,7 +248,7 @@ fn nylon_coil_and_j_keep_their_shape_only_when_optimised() {
 
 #[test]
 fn stability_check_tells_a_minimum_from_a_saddle() {
-    // digest-sagfree §4 item 9 / §5.4: a straight horizontal nylon thread held level by its
+    // docs/derivations/sagfree.md §4 item 9 / §5.4: a straight horizontal nylon thread held level by its
     // rest curvature is a minimum at 0.2 m and a saddle at 0.3 m (lowest eigenvalue +42 vs
     // −788 in the prototype); a 1 µm sideways nudge at the tip stays small on the first and
     // grows on the second.

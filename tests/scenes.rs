@@ -1,5 +1,5 @@
 //! Every scene in scenes/ loads and runs through `suture simulate`; the cantilever trajectories
-//! are read back from the .npz and checked against the elastica (digest-cosserat D.5, D.6).
+//! are read back from the .npz and checked against the elastica (docs/derivations/cosserat.md §D.5, D.6).
 
 mod common;
 
@@ -210,7 +210,7 @@ fn elements_and_model_flags_override_the_scene() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// D.11 (digest-cosserat B.13.4): the Soler Fig. 9 rod pinned 0.5 m apart hangs as a catenary,
+/// D.11 (docs/derivations/cosserat.md §B.13.4): the Soler Fig. 9 rod pinned 0.5 m apart hangs as a catenary,
 /// sag 0.39819 L (inextensible), within 2 %.
 #[test]
 fn catenary_scene_sags_like_a_catenary() {

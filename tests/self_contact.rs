@@ -1,4 +1,4 @@
-//! Rod self-contact building blocks (digest-der-imc D0 U9–U11): the exact segment distance
+//! Rod self-contact building blocks (docs/derivations/der-imc.md §D0 U9–U11): the exact segment distance
 //! against an independent case-enumeration reference on 10⁴ random pairs, the smoothed
 //! distance (with the re-clamp) against the exact one, finite-difference checks of the IMC
 //! pair gradient and Hessian, and the grid broad phase against brute force.
@@ -342,10 +342,10 @@ fn self_contact_potential_with_friction_matches_finite_differences() {
     }
 }
 
-/// The thesis's kinetic-only friction (Choi 2021 eqs. 3.22–3.24, digest B6) on a pressing
+/// The thesis's kinetic-only friction (Choi 2021 eqs. 3.22–3.24, docs/derivations/der-imc.md §B6) on a pressing
 /// pair whose upper strand slides at a set speed over the last step: the friction force on
 /// the sliding strand opposes its motion, its size over the normal force is μγ with γ from the
-/// digest's table (0.0006 at rest, 0.076 at 0.10 h/s, 0.92 at 0.20 h/s, ≈1 when pulled), the
+/// table of docs/derivations/der-imc.md §B6 (0.0006 at rest, 0.076 at 0.10 h/s, 0.92 at 0.20 h/s, ≈1 when pulled), the
 /// forces on both strands cancel (action–reaction), and it adds no Hessian terms.
 #[test]
 fn kinetic_friction_follows_the_thesis_switch() {

@@ -1,4 +1,4 @@
-//! Pai 2002 STRANDS against exact and tabulated references (digest-cosserat Part D:
+//! Pai 2002 STRANDS against exact and tabulated references (docs/derivations/cosserat.md Part D:
 //! D.1 circle, D.2 twist, D.3 helix, D.5/D.6 elastica tables, D.7 dead-load robustness,
 //! D.8 tension; A.7 posed-end shooting). Tolerances are the issue's: 1e-12 for the exact cases,
 //! 1 % in x/L and y/L for the tables at N = 80.
@@ -157,7 +157,8 @@ const D6: [(f64, f64, f64); 8] = [
 
 #[test]
 fn elastica_reference_reproduces_digest_tables() {
-    // Our in-test reference (RK4 shooting) against the digest's scipy numbers (5 digits).
+    // Our in-test reference (RK4 shooting) against the scipy numbers of
+    // docs/derivations/cosserat.md Appendix A (5 digits).
     for (a, y, x, deg) in D5 {
         let (xr, yr, th) = common::elastica_tip(a, 0.0);
         assert!(
@@ -382,7 +383,7 @@ fn unreachable_pose_is_a_clear_error() {
 
 #[test]
 fn d8_high_tension_is_detected_not_returned_wrong() {
-    // Axial tension T L²/EI = 1e4 plus a 1e-12 transverse perturbation (digest D.8): the sweep
+    // Axial tension T L²/EI = 1e4 plus a 1e-12 transverse perturbation (docs/derivations/cosserat.md §D.8): the sweep
     // amplifies rounding by ~e^100; the solver must refuse, not return a shape.
     let mut r = rod(
         100,

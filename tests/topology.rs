@@ -1,4 +1,4 @@
-//! Knot determinants of analytic knots (digest-der-imc F5): unknot 1, T(2,3) 3, T(2,5) 5,
+//! Knot determinants of analytic knots (docs/derivations/der-imc.md §F5): unknot 1, T(2,3) 3, T(2,5) 5,
 //! T(2,7) 7, T(2,9) 9, figure-eight 5, each agreed by several projections, closed and cut open.
 
 use suture::math::Vec3;

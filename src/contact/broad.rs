@@ -1,4 +1,4 @@
-//! Broad phase for rod self-contact: a uniform grid over segment bounding boxes (digest E2.13:
+//! Broad phase for rod self-contact: a uniform grid over segment bounding boxes (docs/derivations/der-imc.md §E2.13:
 //! the reference code's O(N²) loop costs ~0.5 ms at N = 150). Cells are `cell` wide; each
 //! segment is entered in every cell its box (grown by half the cutoff) overlaps; pairs sharing
 //! a cell are checked with the exact distance. Pairs closer along the rod than the exclusion

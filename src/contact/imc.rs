@@ -1,9 +1,9 @@
-//! The implicit contact model's pair energy (Choi 2021 thesis eq. 3.10/3.27, digest B4):
+//! The implicit contact model's pair energy (Choi 2021 thesis eq. 3.10/3.27, docs/derivations/der-imc.md §B4):
 //! `E = k_c ln(1 + e^{k_e (2 − Δ/h)}) / k_e` for two segments at distance Δ, h the rod radius,
 //! a softplus centred on contact (Δ = 2h) with a small cushion beyond it. Its gradient and
 //! Hessian over the 12 node coordinates come from the exact distance's derivatives
 //! (contact::segment): `∇E = E'(Δ)∇Δ`, `∇²E = E''(Δ)∇Δ∇Δᵀ + E'(Δ)∇²Δ`, or the positive
-//! semi-definite Gauss–Newton block `E''∇Δ∇Δᵀ` (digest B5: the full Hessian is indefinite).
+//! semi-definite Gauss–Newton block `E''∇Δ∇Δᵀ` (docs/derivations/der-imc.md §B5: the full Hessian is indefinite).
 
 use super::segment::{self, Mat12, Vec12, logistic, softplus};
 use crate::math::Vec3;

@@ -1,11 +1,11 @@
-//! Segment–segment distance for rod self-contact (Choi 2021 thesis §3.2, digest-der-imc B2–B5).
+//! Segment–segment distance for rod self-contact (Choi 2021 thesis §3.2, docs/derivations/der-imc.md §B2–B5).
 //!
 //! - [`distance`]: the exact minimum distance with Lumelsky's clamping (eqs. 3.13–3.15) and the
 //!   erratum fixed: `e_ij = x_j − x_i` (the printed `x_i − x_j` is wrong for every random pair).
 //!   Parallel edges (λ ≤ 1e-12 D1 D2, relative) take the midpoint of the overlap interval, so
 //!   the closest pair (not only the distance) is continuous as edges become parallel.
 //! - [`smoothed_distance`]: the thesis's smooth version (eq. 3.18) with the re-clamp it drops
-//!   (digest B3: `t3 = (1 − B(u1)) H((u2 R + S1)/D1) + B(u1) t2`; without it Δ is up to 0.46 h
+//!   (docs/derivations/der-imc.md §B3: `t3 = (1 − B(u1)) H((u2 R + S1)/D1) + B(u1) t2`; without it Δ is up to 0.46 h
 //!   too small and parallel overlaps get ×40 spurious forces).
 //! - [`distance_derivatives`]: gradient and Hessian of the exact distance with respect to the
 //!   12 node coordinates, by the value-function (envelope) rule of the minimisation
@@ -146,7 +146,7 @@ pub fn logistic(z: f64) -> f64 {
 }
 
 /// The thesis's smoothed distance (eq. 3.18, k = 50) with the re-clamp of t restored
-/// (digest B3). Segments must have non-zero length.
+/// (docs/derivations/der-imc.md §B3). Segments must have non-zero length.
 pub fn smoothed_distance(a0: &Vec3, a1: &Vec3, b0: &Vec3, b1: &Vec3, k: f64) -> f64 {
     let ei = a1 - a0;
     let ej = b1 - b0;

@@ -1,22 +1,22 @@
-//! Rod self-contact with the implicit contact model (Choi 2021 thesis §3.2, digest-der-imc B):
+//! Rod self-contact with the implicit contact model (Choi 2021 thesis §3.2, docs/derivations/der-imc.md §B):
 //! every pair of non-neighbouring segments closer than a cutoff carries the IMC energy
 //! `k_c ln(1 + e^{k_e(2 − Δ/h)})/k_e` (contact::imc) on their exact distance, inside the
 //! Cosserat Newton solve as a [`NodePotential`].
 //!
 //! - Candidates are found by the grid broad phase at the start of each step (cutoff
 //!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
-//!   as in the thesis (digest E2.8); no candidate pair closes faster than its gap allows within
+//!   as in the thesis (docs/derivations/der-imc.md §E2.8); no candidate pair closes faster than its gap allows within
 //!   a Newton step (conservative advancement). A pair outside the candidate set cannot reach
 //!   contact within a step if no node moves more than margin/2 in it: the margin (4h) is
 //!   sized for that, and [`SelfContact::max_motion`] reports the largest motion of the last
 //!   accepted step so a caller can check it.
-//! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, digest B5), rank one
+//! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, docs/derivations/der-imc.md §B5), rank one
 //!   per pair over its four nodes. Contact couples nodes far apart in index, so the terms stay
 //!   out of the band: the Newton solver adds them by the Woodbury identity (one banded solve
 //!   per pair in contact and a small dense system), never a dense factorisation.
 //! - Stiffness: a step that ends with any pair closer than `2h − tolerance` is re-solved with
 //!   `k_c` raised tenfold (the IMC energy has no barrier: non-penetration is only as good as
-//!   `k_c`, digest E2.7).
+//!   `k_c`, docs/derivations/der-imc.md §E2.7).
 //!
 //! - Friction (Coulomb, μ = `friction`): the IPC form of lagged friction, as for obstacles
 //!   (contact::obstacle): per pair the normal force λ = −E'(Δ), the closest-point parameters and
@@ -24,11 +24,11 @@
 //!   displacement over the step, y, carries the dissipation potential `μ λ f0(y)` with IPC's
 //!   mollifier (f0' = 1 beyond ε_u = slip speed × h, a stiff linear spring below it). Below the
 //!   slip speed (1e-4 m/s) a pair sticks: a load under μλ leaves it creeping at most that fast,
-//!   instead of sliding as with the thesis's velocity-scaled kinetic friction (digest E2.10).
+//!   instead of sliding as with the thesis's velocity-scaled kinetic friction (docs/derivations/der-imc.md §E2.10).
 //!   Its Hessian is two rank-one terms per pair (along the slip and across it), solved with the
 //!   contact terms.
 //! - Or, with [`FrictionModel::Kinetic`], the thesis's kinetic-only friction (Choi 2021
-//!   eqs. 3.22–3.24, digest B6), for comparison: a force `−μ γ λ v̂_T` on the closest points,
+//!   eqs. 3.22–3.24, docs/derivations/der-imc.md §B6), for comparison: a force `−μ γ λ v̂_T` on the closest points,
 //!   `γ = 1/(1 + e^{−50(‖v_T‖/h − 0.15)})`, with the relative tangential velocity v_T and λ
 //!   both taken from the previous accepted step (semi-explicit, as the thesis does for the
 //!   direction; λ lagged too, so the term is a constant force within a step and adds no
@@ -43,7 +43,7 @@ use crate::math::Vec3;
 use crate::rod::{NodePotential, PotentialSink, Projection};
 
 /// Segments closer along the rod than this many indices never interact (they touch at
-/// shared or nearby nodes); digest F5 A: |i − j| ≥ 3 for segments of about 2h.
+/// shared or nearby nodes); docs/derivations/der-imc.md §F5 A: |i − j| ≥ 3 for segments of about 2h.
 pub const DEFAULT_SKIP: usize = 2;
 
 /// Which friction law acts between touching strands.
@@ -235,7 +235,7 @@ impl NodePotential for SelfContact {
                 };
                 let mut fk = Vec3::zeros();
                 if velocities {
-                    // Choi 2021 eqs. 3.22–3.24 (digest B6), velocities of the last step.
+                    // Choi 2021 eqs. 3.22–3.24 (docs/derivations/der-imc.md §B6), velocities of the last step.
                     let v = &self.v_last;
                     let vrel = (v[i] * (1.0 - c.t) + v[i + 1] * c.t)
                         - (v[j] * (1.0 - c.u) + v[j + 1] * c.u);

@@ -1,4 +1,4 @@
-//! ForceLimiter: the last stage before a force is sent to the hand (digest-cosserat C.5–C.6,
+//! ForceLimiter: the last stage before a force is sent to the hand (docs/derivations/cosserat.md §C.5–C.6,
 //! CHAI3D's practice). A non-finite command becomes zero and is reported; the magnitude is
 //! clamped to the device's limit; after start-up and after every fault the output ramps in
 //! linearly over `ramp` seconds, so the hand never feels a step when the simulation resumes.

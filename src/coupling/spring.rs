@@ -1,4 +1,4 @@
-//! Workspace mapping and the 6-DOF virtual coupling (digest-cosserat C.5–C.6; Colgate's virtual
+//! Workspace mapping and the 6-DOF virtual coupling (docs/derivations/cosserat.md §C.5–C.6; Colgate's virtual
 //! coupling): the device and the simulated tool are joined by a spring-damper, never rigidly, so
 //! the haptic loop renders a bounded, passive force whatever the simulation does.
 

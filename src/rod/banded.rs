@@ -1,5 +1,5 @@
 //! Symmetric banded matrices and their `L D Lᵀ` (square-root-free Cholesky) factorisation, for the block-tridiagonal Newton
-//! systems of the dynamic rods (digest-cosserat C.2: O(N·b²) instead of a sparse or dense solve).
+//! systems of the dynamic rods (docs/derivations/cosserat.md §C.2: O(N·b²) instead of a sparse or dense solve).
 //!
 //! Storage is the lower band by rows in increasing column order:
 //! `band[i * (b + 1) + (b - (i - j))] = A[i][j]` for `j = i - b ..= i` (diagonal last). Every

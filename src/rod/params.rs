@@ -1,7 +1,7 @@
 //! Rod parameters in SI, and suture material data.
 //!
 //! Cross-section: solid circle of radius `r`: area `A = π r²`, second moment `I = π r⁴/4`,
-//! polar moment `J = π r⁴/2` (digest-cosserat A.4). Bending stiffness `EI`, torsional stiffness
+//! polar moment `J = π r⁴/2` (docs/derivations/cosserat.md §A.4). Bending stiffness `EI`, torsional stiffness
 //! `GJ`, with `G = E / (2 (1 + ν))` for an isotropic material.
 
 use std::f64::consts::PI;
@@ -80,7 +80,7 @@ impl Material {
 }
 
 /// Nylon (polyamide 6/6.6) monofilament, e.g. Ethilon, Dermalon.
-/// - E = 2.0 GPa: digest-cosserat C.1; drawn PA6 monofilament is 1.5–3 GPa
+/// - E = 2.0 GPa: docs/derivations/cosserat.md §C.1; drawn PA6 monofilament is 1.5–3 GPa
 ///   (Campbell, "Polymers for sutures", and manufacturers' data sheets).
 /// - ν = 0.40: typical for polyamides (Mark, "Physical Properties of Polymers Handbook", 2007).
 /// - ρ = 1140 kg/m³: PA6/PA6.6 density 1.13–1.15 g/cm³ (same handbook).
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn nylon_2_0_matches_digest_c1() {
-        // digest-cosserat C.1: r = 0.15 mm, E = 2 GPa → EI = 7.95e-7 N m², EA = 141 N.
+        // docs/derivations/cosserat.md §C.1: r = 0.15 mm, E = 2 GPa → EI = 7.95e-7 N m², EA = 141 N.
         let r = usp_radius("2-0").unwrap();
         assert!((r - 0.15e-3).abs() < 1e-15);
         let p = RodParams {
@@ -186,9 +186,9 @@ mod tests {
             density: NYLON.density,
         };
         assert!((p.bending_stiffness() - 7.95e-7).abs() / 7.95e-7 < 1e-3);
-        // (the digest quotes 3 significant figures: ±0.5)
+        // (docs/derivations/cosserat.md §C.1 quotes 3 significant figures: ±0.5)
         assert!((p.axial_stiffness() - 141.0).abs() < 0.5);
-        // EI/GJ = 1 + ν for a circular section (digest A.4).
+        // EI/GJ = 1 + ν for a circular section (docs/derivations/cosserat.md §A.4).
         assert!((p.bending_stiffness() / p.torsional_stiffness() - 1.4).abs() < 1e-12);
         // weight per length ρ A g ≈ 7.9e-4 N/m (C.1)
         assert!((p.linear_density() * 9.81 - 7.9e-4).abs() < 0.1e-4);

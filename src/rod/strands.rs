@@ -2,11 +2,11 @@
 //! quasi-static Cosserat rod solved by a backward sweep (stresses and strains) and a forward
 //! sweep (frames and positions), with Newton shooting for world-frame loads and posed ends.
 //!
-//! Read digest-cosserat Part A before changing this file. What differs from the printed paper:
-//! - Signs follow the classical convention (digest A.3): `n(s)`, `m(s)` are the force and moment
+//! Read docs/derivations/cosserat.md Part A before changing this file. What differs from the printed paper:
+//! - Signs follow the classical convention (docs/derivations/cosserat.md §A.3): `n(s)`, `m(s)` are the force and moment
 //!   that the part beyond `s` exerts on the part before it, `m = K(u - û)`, and the applied loads
 //!   enter with their physical sign. Pai's eqs. (3)/(5) hold with `η` negated.
-//! - Eqs. (9a)+(9b) rotate the force twice (digest A.6, "CORRECTION"); here each segment is
+//! - Eqs. (9a)+(9b) rotate the force twice (docs/derivations/cosserat.md §A.6, "CORRECTION"); here each segment is
 //!   integrated in the fixed frame of its tip-side node and transformed once, exactly.
 //! - Strain is piecewise constant, one value per segment (eq. (12)); the balance of force and
 //!   moment over a segment is integrated *exactly* for that geometry and a uniform world-frame
@@ -15,16 +15,16 @@
 //!   or at its midpoint ([`Scheme::Midpoint`], second order). Both are exact for constant-strain
 //!   solutions (circles, helices, uniform twist).
 //! - Eq. (13) divides by |u|; [`crate::math::Arc`] uses the singularity-free series.
-//! - World-frame (dead) loads make the body-frame loads depend on the unknown frames (digest A.8).
+//! - World-frame (dead) loads make the body-frame loads depend on the unknown frames (docs/derivations/cosserat.md §A.8).
 //!   They are handled exactly by shooting on the tip frame: the backward sweep starts from a
 //!   guessed tip orientation `Q`, carries the world orientation down the rod, and Newton drives
 //!   the orientation it arrives with at the base onto the clamped base (3 unknowns). Posed ends
 //!   add the tip reaction force (pinned) or wrench (clamped) as unknowns with the base position
 //!   as residual (Pai A.7: single shooting, Newton with backtracking, finite-difference Jacobian).
 //!   Loads and poses are reached by continuation when a direct Newton solve fails; there is no
-//!   lagged fixed point anywhere (digest A.8: Picard diverges for α ≥ 3).
+//!   lagged fixed point anywhere (docs/derivations/cosserat.md §A.8: Picard diverges for α ≥ 3).
 //! - Under axial tension the backward sweep amplifies rounding like `exp(∫ sqrt(T/EI) ds)`
-//!   (digest A.8). Every sweep measures that factor; a solution whose amplification exceeds
+//!   (docs/derivations/cosserat.md §A.8). Every sweep measures that factor; a solution whose amplification exceeds
 //!   [`StrandsConfig::max_amplification`] is refused with [`StrandsError::IllConditioned`].
 
 use crate::math::{Arc, Mat3, Vec3, exp_so3, log_so3, orthonormalize};
@@ -33,7 +33,7 @@ use crate::math::{Arc, Mat3, Vec3, exp_so3, log_so3, orthonormalize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Scheme {
     /// First order: at the base-side node of the segment (Pai 2002 eq. (10), corrected as
-    /// digest-cosserat A.6 variant (a)).
+    /// docs/derivations/cosserat.md §A.6 variant (a)).
     Euler,
     /// Second order: at the segment midpoint (a Magnus/midpoint collocation of the same sweep).
     #[default]
@@ -128,7 +128,7 @@ pub enum StrandsError {
         /// Rod length [m].
         length: f64,
     },
-    /// Axial tension makes the backward sweep lose all precision (digest-cosserat A.8).
+    /// Axial tension makes the backward sweep lose all precision (docs/derivations/cosserat.md §A.8).
     #[error(
         "tension too high for the two-sweep method: T L²/EI = {tension_number:.3e}, rounding amplified by 1e{log10_amplification:.1} (limit 1e{log10_limit:.1}); use a dynamic model (cosserat) for taut sutures"
     )]
@@ -1060,7 +1060,7 @@ mod tests {
 
     #[test]
     fn dead_moment_about_d1_gives_circle_with_any_scheme() {
-        // digest D.1 with M = 2, EI = 1, L = 1 → ρ = 0.5, φ = 2.
+        // docs/derivations/cosserat.md §D.1 with M = 2, EI = 1, L = 1 → ρ = 0.5, φ = 2.
         for scheme in [Scheme::Euler, Scheme::Midpoint] {
             let cfg = StrandsConfig {
                 scheme,

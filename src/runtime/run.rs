@@ -134,7 +134,7 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
     {
         coupling.cr = coupling.c * inertia / mass;
     }
-    // A quasi-static (STRANDS) rod is coupled by its tip force only (digest C.6).
+    // A quasi-static (STRANDS) rod is coupled by its tip force only (docs/derivations/cosserat.md §C.6).
     if setup.world.is_quasi_static(t.rod) {
         coupling.kr = 0.0;
     }

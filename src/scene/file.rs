@@ -121,7 +121,7 @@ pub struct SceneFile {
     pub targets: Vec<TargetSection>,
 }
 
-/// `[tool]`: the virtual coupling between the device and a rod node (digest-cosserat C.6).
+/// `[tool]`: the virtual coupling between the device and a rod node (docs/derivations/cosserat.md §C.6).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSection {
@@ -314,7 +314,7 @@ pub enum RestShapeName {
     SagFree,
 }
 
-/// `[rods.sag_free]`: settings of the sag-free optimisation (digest-sagfree §6).
+/// `[rods.sag_free]`: settings of the sag-free optimisation (docs/derivations/sagfree.md §6).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SagFreeSection {

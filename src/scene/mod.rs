@@ -67,7 +67,7 @@ pub struct Scene {
 
 impl Scene {
     /// One line per sag-free rod saying what the optimisation did, and a warning line when the
-    /// result is not an equilibrium (the box held it back) or is a saddle (digest-sagfree §4:
+    /// result is not an equilibrium (the box held it back) or is a saddle (docs/derivations/sagfree.md §4:
     /// the thread will flip when nudged).
     pub fn rest_shape_notes(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! The virtual coupling inside the implicit step (digest-cosserat C.5): a spring-damper from a
+//! The virtual coupling inside the implicit step (docs/derivations/cosserat.md §C.5): a spring-damper from a
 //! rod node (the needle's swage end, or a grasped point) to the tool target the haptic loop
 //! publishes, added to the Newton solve as a potential so a stiff coupling stays stable at the
 //! physics step (an explicit spring of the same stiffness would need a far smaller step).
@@ -193,7 +193,7 @@ pub struct ToolSetup {
     pub workspace_offset: Vec3,
 }
 
-/// The virtual coupling for the quasi-static model (digest-cosserat C.6, "In Pai's
+/// The virtual coupling for the quasi-static model (docs/derivations/cosserat.md §C.6, "In Pai's
 /// quasi-static model"): the tip force is not lagged but solved for. With the rod's tip
 /// position `r(F)` at equilibrium under the tip force `F`, find `F` with
 ///

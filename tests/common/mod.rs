@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 /// Tip of the planar elastica clamped horizontally at σ = 0 and free at σ = 1, under a dead tip
-/// load α = P L²/EI and self-weight γ = q L³/EI, both acting downwards (digest-cosserat
+/// load α = P L²/EI and self-weight γ = q L³/EI, both acting downwards (docs/derivations/cosserat.md
 /// Appendix A):  θ'' = -(α + γ(1-σ)) cos θ, θ(0) = 0, θ'(1) = 0, x' = cos θ, y' = sin θ.
 /// Solved by shooting on θ'(0) with RK4 (4000 steps) and Newton, with continuation in the load
 /// from zero. Returns (x/L, y/L drop, tip angle [rad]).
@@ -88,7 +88,7 @@ pub fn elastica_tip(alpha: f64, gamma: f64) -> (f64, f64, f64) {
     (y[2], y[3], y[0])
 }
 
-/// Nylon 2-0 from the library's presets (digest-cosserat C.1): r = 0.15 mm, E = 2 GPa,
+/// Nylon 2-0 from the library's presets (docs/derivations/cosserat.md §C.1): r = 0.15 mm, E = 2 GPa,
 /// ν = 0.4, ρ = 1140 kg/m³.
 pub fn nylon() -> suture::rod::RodParams {
     use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};

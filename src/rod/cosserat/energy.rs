@@ -8,7 +8,7 @@
 //! second-order strain terms and is positive semi-definite.
 //!
 //! Stiffness: `C^Γ = (GA, GA, EA)` and `C^Ω = (EI1, EI2, GJ)`, in the body frame. Unlike the
-//! published PD weights (digest-cosserat B.6: twice the bending stiffness), these energies are
+//! published PD weights (docs/derivations/cosserat.md §B.6: twice the bending stiffness), these energies are
 //! the continuum ones, so `EI` is right by construction.
 
 use crate::math::{Mat3, Quat, Vec3, skew};
@@ -197,7 +197,7 @@ pub fn bend_twist(
     (value, g, h)
 }
 
-/// The rotational inertia term of the implicit step (Soler eq. (14), body frame, digest-cosserat
+/// The rotational inertia term of the implicit step (Soler eq. (14), body frame, docs/derivations/cosserat.md
 /// B.6): [`bend_twist`] with `l = 1`, no rest curvature, and only the second frame varied,
 ///
 ///   `V = 2 Im(ũ⁻¹u)ᵀ C Im(ũ⁻¹u)`,  `C = J_e l / h²` [kg m²/s²],

@@ -5,10 +5,10 @@
 //! Two solvers share the discrete energy:
 //! - [`Method::Newton`] (default, [`newton`]): coupled implicit Newton on node positions and
 //!   body-frame rotation increments, banded Cholesky (half-bandwidth 8), warm start, line
-//!   search, Levenberg shift when the Hessian is indefinite (digest-cosserat C.2).
+//!   search, Levenberg shift when the Hessian is indefinite (docs/derivations/cosserat.md §C.2).
 //! - [`Method::Pd`] ([`pd`]): the published local/global iteration (Algorithm 1) with the
-//!   corrected bend–twist weight and body-frame inertia (digest B.6), prefactored tridiagonal
-//!   position solves; attachments move without refactorisation (digest B.7).
+//!   corrected bend–twist weight and body-frame inertia (docs/derivations/cosserat.md §B.6), prefactored tridiagonal
+//!   position solves; attachments move without refactorisation (docs/derivations/cosserat.md §B.7).
 //!
 //! Time integration (both solvers): implicit Euler, or implicit midpoint computed as an implicit
 //! Euler half step followed by extrapolation (`x_{n+1} = 2 y - x_n`), which is second order and
@@ -88,7 +88,7 @@ impl CosseratRod {
     ) -> Self {
         let n = frames.len();
         assert!(n >= 1 && positions.len() == n + 1 && params.segments == n);
-        // Lumped masses m_i = ρA (l_{i-1} + l_i)/2 (digest-cosserat B.3 advice).
+        // Lumped masses m_i = ρA (l_{i-1} + l_i)/2 (docs/derivations/cosserat.md §B.3 advice).
         let m = params.linear_density * params.segment_length;
         let mut mass = vec![m; n + 1];
         mass[0] = 0.5 * m;

@@ -1,4 +1,4 @@
-//! Coupled implicit Newton solver for the Cosserat rod (digest-cosserat C.2): the implicit step
+//! Coupled implicit Newton solver for the Cosserat rod (docs/derivations/cosserat.md §C.2): the implicit step
 //! is the minimiser of the incremental potential
 //!
 //!   Φ(x, u) = Σ_i m_i/(2h²)|x_i - x̃_i|²  +  Σ_e (2/h²) Im(ũ_e⁻¹u_e)ᵀ J_e Im(ũ_e⁻¹u_e)
@@ -8,10 +8,10 @@
 //!
 //! where `x̃ = x^n + h v^n`, `ũ = u^n ∘ exp(h ω^n)` are the inertial predictions (Soler 2018
 //! Algorithm 1, lines 1–3, eq. (14); the rotational term is the quaternion distance in the body
-//! frame, `(2/h²)|Im|²_J ≈ (1/(2h²)) θᵀ J θ`, digest B.6 advice). The Newton system is banded
+//! frame, `(2/h²)|Im|²_J ≈ (1/(2h²)) θᵀ J θ`, docs/derivations/cosserat.md §B.6 advice). The Newton system is banded
 //! (half-bandwidth 8) and solved by Cholesky; an indefinite Hessian gets a Marquardt shift.
 //! The gyroscopic term `ω × Jω` is omitted: for a suture `J/h²` is ~1e-9 of the elastic terms
-//! (digest C.1).
+//! (docs/derivations/cosserat.md §C.1).
 
 use super::CosseratRod;
 use super::energy::{self, Hessian};
@@ -145,8 +145,8 @@ fn objective(rod: &mut CosseratRod, trial: bool, eval: Eval, problem: &Problem) 
         }
     }
     // Clamped ends: a bend–twist joint of length l/2 between the held frame and the end
-    // segment, so the clamp acts at s = 0 (or L) and not at the segment's midpoint (digest
-    // B.11 item 11: clamping the segment frame itself shortens the rod by l/2, an O(1/N) error).
+    // segment, so the clamp acts at s = 0 (or L) and not at the segment's midpoint
+    // (docs/derivations/cosserat.md §B.11 item 11: clamping the segment frame itself shortens the rod by l/2, an O(1/N) error).
     let half = 0.5 * l;
     let clamps = [
         (rod.ends.0, drive.start.rotation, q[0], 0, 3),
@@ -341,7 +341,7 @@ pub(crate) fn step(rod: &mut CosseratRod, problem: &Problem) -> Result<SolverRep
     finish_step(rod, h, midpoint);
     if midpoint {
         // The frames carry (almost) no inertia (J/h² ~ 1e-9 of the elastic terms for a suture,
-        // digest C.1): they are algebraic unknowns, and extrapolating them like positions would
+        // docs/derivations/cosserat.md §C.1): they are algebraic unknowns, and extrapolating them like positions would
         // leave them off their equilibrium at t_{n+1} and bleed energy. Re-solve them with the
         // positions held, so the state at t_{n+1} is consistent.
         rod.work.pin_positions = true;

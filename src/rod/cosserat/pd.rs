@@ -1,24 +1,24 @@
 //! Soler, Martin & Sorkine-Hornung 2018, Algorithm 1: Projective Dynamics for Cosserat rods,
-//! with the corrections of digest-cosserat B.6–B.7.
+//! with the corrections of docs/derivations/cosserat.md §B.6–B.7.
 //!
 //! Local step: the stretch–shear projection decoupled into a position target (edge = l d3,
 //! eq. (17)) and an orientation target (minimal rotation of d3 onto the edge, eq. (18)); the
 //! bend–twist projection rotates both quaternions half way towards the rest relative rotation
-//! (eq. (21), rest-curvature form of digest B.5).
+//! (eq. (21), rest-curvature form of docs/derivations/cosserat.md §B.5).
 //!
-//! Global step (eq. (13)), decoupled (digest B.7): positions solve three tridiagonal systems with
+//! Global step (eq. (13)), decoupled (docs/derivations/cosserat.md §B.7): positions solve three tridiagonal systems with
 //! one prefactored matrix `M/h² + α M/h + (EA/l) L` (held nodes are Dirichlet rows, so moving
 //! targets only change the right-hand side); each quaternion is the weighted average of its
 //! targets, renormalised.
 //!
 //! Weights, in the quaternion metric `|Δu|² ≈ θ²/4` so that each PD term equals the continuum
-//! energy to second order (digest B.6: the published `w_BT = 4GJ/l` gives twice the bending
+//! energy to second order (docs/derivations/cosserat.md §B.6: the published `w_BT = 4GJ/l` gives twice the bending
 //! stiffness, and the published `J` acts on world components):
 //!   positions  `w = EA l` on `|Δx/l - d3|²`            (Soler eq. (22))
 //!   shear      `w = 4 GA l`                            (shear energy `(l/2) GA θ²`)
 //!   bend–twist `w = 8 EI / l`                          (`(l/2) EI (θ/l)²`; twist also gets EI)
 //!   inertia    `w = 4 J_e / h²`, body frame            (`J θ²/(2h²)`)
-//!   torque     quaternion force `2 u ∘ τ_body`         (digest B.6 advice)
+//!   torque     quaternion force `2 u ∘ τ_body`         (docs/derivations/cosserat.md §B.6 advice)
 //! Stiffness damping (β) is not available in PD; mass damping (α) is.
 //!
 //! Contact (obstacles, self-contact) enters as projection constraints
@@ -185,7 +185,7 @@ fn align(q: Quaternion<f64>, reference: &Quaternion<f64>) -> Quaternion<f64> {
     }
 }
 
-/// The minimal rotation taking unit `a` to unit `b` (digest B.4 closed form).
+/// The minimal rotation taking unit `a` to unit `b` (docs/derivations/cosserat.md §B.4 closed form).
 fn from_two_vectors(a: &Vec3, b: &Vec3) -> Quaternion<f64> {
     let c = 1.0 + a.dot(b);
     if c < 1e-12 {

@@ -3,7 +3,7 @@
 //! frames: the material frame of edge j is `m1 = cos θ_j a1 + sin θ_j a2`,
 //! `m2 = −sin θ_j a1 + cos θ_j a2` with the reference frame `(a1, a2)` carried from step to step
 //! (and from Newton iterate to iterate) by parallel transport in time, and the discrete twist
-//! carries the reference twist (digest-der-imc A2, E1.7).
+//! carries the reference twist (docs/derivations/der-imc.md §A2, E1.7).
 //!
 //! Vertex i joins edges `e = x_i − x_{i−1}` and `f = x_{i+1} − x_i`. Its unknowns, in the
 //! interleaved order of the Newton system, are `[x_{i−1}, θ_e, x_i, θ_f, x_{i+1}]` (11).
@@ -19,7 +19,7 @@
 //! Hessians), written out below with `t̃ = (t_e + t_f)/χ`, `d̃1 = (m1e + m1f)/χ`,
 //! `d̃2 = (m2e + m2f)/χ`. They are exact derivatives of the energy with the reference frames
 //! transported from the point of evaluation: `tests` checks them against finite differences
-//! of that energy (digest U8).
+//! of that energy (docs/derivations/der-imc.md §D0 U8).
 
 use crate::math::{Mat3, Vec3, skew};
 use nalgebra::{SMatrix, SVector};
@@ -430,8 +430,8 @@ pub fn signed_angle(a: &Vec3, b: &Vec3, t: &Vec3) -> f64 {
     a.cross(b).dot(t).atan2(a.dot(b))
 }
 
-/// `angle + 2πk` closest to `near`: keeps a cumulative angle (twist, θ) continuous (digest
-/// E1.3: never reduce a twist modulo 2π).
+/// `angle + 2πk` closest to `near`: keeps a cumulative angle (twist, θ) continuous
+/// (docs/derivations/der-imc.md §E1.3: never reduce a twist modulo 2π).
 pub fn unwrap_near(angle: f64, near: f64) -> f64 {
     let tau = std::f64::consts::TAU;
     angle + tau * ((near - angle) / tau).round()

@@ -1,8 +1,8 @@
 //! Discrete Elastic Rods (Bergou et al. 2008), the reference model of issue #8. So far: the
 //! discrete geometry every DER energy is built on, with its derivatives checked against finite
-//! differences (digest-der-imc.md D0, U1, U2, U4, and the stretching part of U8).
+//! differences (docs/derivations/der-imc.md §D0, U1, U2, U4, and the stretching part of U8).
 //!
-//! Conventions (digest E1.5): edges `e^i = x_{i+1} − x_i`, tangents `t^i = e^i/|e^i|` live on
+//! Conventions (docs/derivations/der-imc.md §E1.5): edges `e^i = x_{i+1} − x_i`, tangents `t^i = e^i/|e^i|` live on
 //! edges; `v = t × u` for the Bishop frame; `m1 = cos θ u + sin θ v`,
 //! `m2 = −sin θ u + cos θ v`; material curvature `ω = (κb·m2, −κb·m1)`.
 
@@ -27,7 +27,7 @@ pub fn curvature_binormal(e0: &Vec3, e1: &Vec3) -> Vec3 {
 }
 
 /// The Jacobians of [`curvature_binormal`] with respect to the three vertices, in the full
-/// (extensible) form of digest A6 (the paper's form assumes inextensibility and is wrong off
+/// (extensible) form of docs/derivations/der-imc.md §A6 (the paper's form assumes inextensibility and is wrong off
 /// it), with `D = |e0||e1| + e0·e1` on current lengths:
 /// `∂κb/∂x_{i−1} = (2[e1] + κb (e1 + |e1| t0)ᵀ) / D`,
 /// `∂κb/∂x_{i+1} = (2[e0] − κb (e0 + |e0| t1)ᵀ) / D`,
@@ -142,7 +142,7 @@ pub struct TwistProblem {
     pub kb: Vec<Vec3>,
     /// Bishop frame (u, v) per edge.
     pub frames: Vec<(Vec3, Vec3)>,
-    /// Rest Voronoi length l̄_i = |ē^{i−1}| + |ē^i| per interior vertex [m] (the sum, digest A1).
+    /// Rest Voronoi length l̄_i = |ē^{i−1}| + |ē^i| per interior vertex [m] (the sum, docs/derivations/der-imc.md §A1).
     pub rest_length: Vec<f64>,
     /// Bending stiffness B̄^j per edge in its rest material frame [N m²].
     pub stiffness: Vec<Sym2>,

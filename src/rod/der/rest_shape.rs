@@ -1,26 +1,26 @@
 //! Sag-free rest shapes (Takahashi & Batty 2025, "Rest Shape Optimization for Sag-Free Discrete
-//! Elastic Rods"; digest-sagfree.md): keep the authored configuration `q0` (node positions and
+//! Elastic Rods"; docs/derivations/sagfree.md): keep the authored configuration `q0` (node positions and
 //! edge angles) and solve for rest parameters — rest edge lengths `l̄`, per-edge rest
 //! curvatures `ω̄` (4 per vertex) and rest twists `τ̄` — that make `q0` a static equilibrium of
 //! the unchanged forward DER under gravity and the scene's end loads.
 //!
-//! Objective (paper eqs. 19–20, 29, 37–38 with Δt cancelled, digest §2.2):
+//! Objective (paper eqs. 19–20, 29, 37–38 with Δt cancelled, docs/derivations/sagfree.md §2.2):
 //!
 //!   F(s̄) = ½ fᵀ M⁻¹ f + ½ α Σ w_j (s̄_j − s̄0_j)² + ½ β (‖(s̄ − s̄_max)₊‖² + ‖(s̄_min − s̄)₊‖²)
 //!
 //! with `f = f_ext − ∇_q E(q0; s̄)` over the free unknowns and `M` the masses and edge spin
-//! inertias *frozen at their authored values* (digest §1.3 pitfall). Gauss–Newton (eq. 22):
+//! inertias *frozen at their authored values* (docs/derivations/sagfree.md §1.3 pitfall). Gauss–Newton (eq. 22):
 //! `H = Jᵀ M⁻¹ J + α W + β (H_max + H_min)`, `J = ∂f/∂s̄` (eqs. 24–28, in our energies' form),
-//! with the box gradient's sign corrected (digest erratum to eq. 39), Armijo backtracking.
+//! with the box gradient's sign corrected (docs/derivations/sagfree.md §2.4 and §4 item 6: the paper prints "+" in eq. 39), Armijo backtracking.
 //!
-//! Our choices where the paper is silent or the digest advises (digest §4 items 8, 10):
+//! Our choices where the paper is silent or the derivation advises (docs/derivations/sagfree.md §4 items 8, 10):
 //! - Lengths are optimised relative to their authored values (`u = l̄/l̄0`), so the regulariser,
 //!   the box and the step are unitless.
 //! - `α` is a setting (default 1e-7, suture scale); if the Gauss–Newton matrix cannot be factored
 //!   it is raised ×100 (reported).
 //! - The system is solved banded (unknowns interleaved per vertex, `[u_k, ω̄_k(4), τ̄_k]`:
 //!   half-bandwidth 23) with the symmetric scaling `D H D`, `D = diag(H)^{-½}`.
-//! - The stability check (digest §4 item 9): the static Hessian of the forward energy at `q0`
+//! - The stability check (docs/derivations/sagfree.md §4 item 9): the static Hessian of the forward energy at `q0`
 //!   with the optimised rest shape is factored; a failed `L D Lᵀ` (a non-positive pivot) means
 //!   the equilibrium is a saddle, which a 1 µm nudge will leave (reported, not hidden).
 
@@ -32,11 +32,11 @@ use crate::rod::banded::Banded;
 use crate::rod::implicit::potential::Potentials;
 use crate::rod::implicit::{Drive, EndCondition};
 
-/// Settings of the optimisation (digest §6 "How to expose it").
+/// Settings of the optimisation (docs/derivations/sagfree.md §6 "How to expose it").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SagFreeOptions {
     /// Regulariser weight α (paper eq. 29) [-]: 1e-5 in the paper (r = 1 mm, c = 1e8); 1e-7
-    /// for sutures (digest §4 item 8: the residual sag scales with α).
+    /// for sutures (docs/derivations/sagfree.md §4 item 8: the residual sag scales with α).
     pub alpha: f64,
     /// Box penalty weight β (paper eq. 38) [-].
     pub beta: f64,
@@ -49,7 +49,7 @@ pub struct SagFreeOptions {
     /// Gauss–Newton iteration cap (paper: 500).
     pub max_iterations: usize,
     /// Optimise the rest twists too (paper default; the zero-twist variant can leave a flip,
-    /// digest §5.4 C2).
+    /// docs/derivations/sagfree.md §5.4 C2).
     pub optimise_twist: bool,
 }
 
@@ -122,7 +122,7 @@ const HB: usize = 4 * BLOCK - 1;
 /// Columns a row of J can touch.
 const ROW: usize = 4 * BLOCK;
 
-/// The geometry of `q0`, constant during the optimisation (digest §7).
+/// The geometry of `q0`, constant during the optimisation (docs/derivations/sagfree.md §7).
 struct Fixed {
     /// Per vertex: curvatures ω (4), their gradients, twist τ and its gradient.
     omega: Vec<[f64; 4]>,
@@ -381,7 +381,7 @@ pub fn optimize(
             }
             h.add_diagonal(j, diag);
         }
-        // Symmetric scaling D H D, D = diag(H)^{-½} (digest §4 item 8), then L D Lᵀ.
+        // Symmetric scaling D H D, D = diag(H)^{-½} (docs/derivations/sagfree.md §4 item 8), then L D Lᵀ.
         let d: Vec<f64> = (0..size).map(|j| 1.0 / h.get(j, j).sqrt()).collect();
         if d.iter().any(|v| !v.is_finite()) {
             return Err(SagFreeError::Singular);
@@ -402,7 +402,7 @@ pub fn optimize(
             return Err(SagFreeError::Singular);
         }
         let slope: f64 = step.iter().zip(&g).map(|(a, b)| a * b).sum();
-        // Armijo backtracking on F (digest §7: c1 = 1e-4, halving).
+        // Armijo backtracking on F (docs/derivations/sagfree.md §7: c1 = 1e-4, halving).
         let mut t = 1.0;
         let mut accepted = None;
         for _ in 0..60 {
@@ -663,7 +663,7 @@ mod tests {
 
     #[test]
     fn force_jacobian_matches_finite_differences() {
-        // digest-sagfree §6 test 1: J = ∂f/∂s̄ (paper eqs. 24–28 in our energies' form) against
+        // docs/derivations/sagfree.md §6 test 1: J = ∂f/∂s̄ (paper eqs. 24–28 in our energies' form) against
         // central differences of f, at rest parameters moved off their authored values, every
         // column, relative to J's largest entry.
         let (mut rod, d) = coil(24);

@@ -1,9 +1,9 @@
 //! A closed DER rod (a ring), for the Michell (Zajac) instability of a twisted ring (DER 2008
-//! Fig. 8; digest-der-imc D2). It uses the same vertex and edge energies as [`super::DerRod`]
+//! Fig. 8; docs/derivations/der-imc.md §D2). It uses the same vertex and edge energies as [`super::DerRod`]
 //! (`energy::bend_twist`, `stretch`) and the same time-parallel reference frames, on periodic
 //! indices: vertex k joins edges k and k+1 (mod n) at node k+1. The internal twist Θ applied
 //! before closing sits at a *twist seam*: the vertex joining edge n−1 to edge 0 carries
-//! `τ = θ_0 − θ_{n−1} + m_ref + Θ` (the paper does not describe its closure; digest D2).
+//! `τ = θ_0 − θ_{n−1} + m_ref + Θ` (the paper does not describe its closure; docs/derivations/der-imc.md §D2).
 //!
 //! The Newton system is not banded (the seam couples the last unknowns with the first), and a
 //! ring for this test is small (n = 50: 200 unknowns), so it is solved dense (Cholesky, with a

@@ -1,5 +1,5 @@
-//! The DER rod with the fully implicit scheme of the IMC thesis (Choi 2021 §3.1, digest
-//! B1/F1): unknowns `q = [x_0, θ_0, x_1, θ_1, …, θ_{M−1}, x_M]` (4 per node, interleaved, so
+//! The DER rod with the fully implicit scheme of the IMC thesis (Choi 2021 §3.1,
+//! docs/derivations/der-imc.md §B1/F1): unknowns `q = [x_0, θ_0, x_1, θ_1, …, θ_{M−1}, x_M]` (4 per node, interleaved, so
 //! every energy couples indices at most 10 apart and the Newton system is banded), backward
 //! Euler as the minimisation of the incremental potential
 //!
@@ -9,9 +9,9 @@
 //! (IMC eq. 3.6 is its stationarity condition), Newton with a banded `L D Lᵀ` solve, Marquardt
 //! shifts when the Hessian is indefinite, Woodbury for self-contact's far couplings and a
 //! backtracking line search. Reference frames are carried by parallel transport in time from
-//! iterate to iterate (digest A2 "reference-frame variant") with the reference twist in τ.
+//! iterate to iterate (docs/derivations/der-imc.md §A2 "reference-frame variant") with the reference twist in τ.
 //!
-//! Clamped ends (cosserat's clamp, digest-cosserat B.11 item 11): the held frame sits at the
+//! Clamped ends (cosserat's clamp, docs/derivations/cosserat.md §B.11 item 11): the held frame sits at the
 //! rod's end node, so the clamp is a *ghost edge* of rest length `l` outside the rod, held
 //! with its angle. The first bending vertex is the end node itself, with a Voronoi length of
 //! `l/2` (the turning angle from the clamp's tangent at s = 0 to edge 0's at s = l/2), so a
@@ -110,7 +110,7 @@ pub(crate) fn material(a1: &Vec3, t: &Vec3, theta: f64) -> (Vec3, Vec3) {
 
 /// Carry reference frames from the configuration `x0` (directors `a0`, reference twists
 /// `m0`) to `x`: each director by parallel transport in time from its old tangent to the new
-/// (digest A2), each reference twist recomputed and unwrapped next to its old value.
+/// (docs/derivations/der-imc.md §A2), each reference twist recomputed and unwrapped next to its old value.
 fn transport(x0: &[Vec3], a0: &[Vec3], m0: &[f64], x: &[Vec3], a: &mut [Vec3], m: &mut [f64]) {
     for e in 0..a.len() {
         let t0 = (x0[e + 1] - x0[e]).normalize();
@@ -126,7 +126,7 @@ fn transport(x0: &[Vec3], a0: &[Vec3], m0: &[f64], x: &[Vec3], a: &mut [Vec3], m
 }
 
 /// The first index of each held unknown (a node's 3 coordinates or an edge's angle) for
-/// the end conditions, with the rod's node 0 at `f` and node N at `last` (digest A6: a clamp
+/// the end conditions, with the rod's node 0 at `f` and node N at `last` (docs/derivations/der-imc.md §A6: a clamp
 /// holds its ghost edge, its angle and the end node; a pin holds the end node).
 pub(crate) fn held_dofs(
     ends: (EndCondition, EndCondition),

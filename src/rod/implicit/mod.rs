@@ -171,7 +171,7 @@ pub struct Drive {
     pub end_torque: Vec3,
 }
 
-/// What a step or an equilibrium solve did (digest-cosserat C.7).
+/// What a step or an equilibrium solve did (docs/derivations/cosserat.md §C.7).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SolverReport {
     /// Iterations used (Newton or PD).

@@ -1,4 +1,4 @@
-//! The Levenberg–Marquardt Newton host both dynamic rod models run (digest-cosserat C.2; the
+//! The Levenberg–Marquardt Newton host both dynamic rod models run (docs/derivations/cosserat.md §C.2; the
 //! IMC thesis, Choi 2021 §3.1, for DER): minimise the model's incremental potential Φ from the
 //! current state by Newton steps on a banded system (Cholesky, with a Marquardt shift when the
 //! Hessian is indefinite, and its floor raised and relaxed as Levenberg–Marquardt does), the
@@ -234,7 +234,7 @@ pub(crate) struct Problem<'a> {
 pub(crate) trait NewtonRod {
     /// Whether the model has a positive semi-definite Gauss–Newton Hessian to fall back on
     /// when the exact one needs a large shift. The Cosserat rod has one (its energies'
-    /// `Hessian::GaussNewton`: far from equilibrium, digest D.13, the exact Hessian can be so
+    /// `Hessian::GaussNewton`: far from equilibrium, docs/derivations/cosserat.md §D.13, the exact Hessian can be so
     /// indefinite that only a huge shift helps); DER's bend–twist stencil has none, so it
     /// shifts the exact Hessian further ([`NewtonRod::MAX_SHIFT`]).
     const GAUSS_NEWTON: bool;
@@ -299,7 +299,7 @@ pub(crate) fn newton<R: NewtonRod>(
             stale = false;
         }
         // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
-        // (a large perturbation, digest D.13) the exact Hessian can be so indefinite that only
+        // (a large perturbation, docs/derivations/cosserat.md §D.13) the exact Hessian can be so indefinite that only
         // a huge shift helps; switch to the positive semi-definite Gauss–Newton Hessian at the
         // same point instead, where the model has one, then shift that if needed (static free
         // rods: rigid modes).
