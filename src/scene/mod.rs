@@ -12,7 +12,7 @@ pub use file::{ModelName, SceneFile};
 
 use crate::contact::{FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
-use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
+use crate::math::{Mat3, Vec3, any_perpendicular, rotation_between, rotation_from_matrix};
 use crate::rod::der::{SagFreeOptions, SagFreeReport, rest_shape};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
@@ -1443,7 +1443,7 @@ fn build_rod(
         for e in 0..elements {
             let t = (x[e + 1] - x[e]).normalize();
             frame = rotation_between(&(frame * Vec3::z()), &t) * frame;
-            q.push(Quat::from_matrix(&frame));
+            q.push(rotation_from_matrix(&frame));
         }
         let cond = |e: EndName| match e {
             EndName::Free => EndCondition::Free,
@@ -1473,7 +1473,10 @@ fn build_rod(
             }
         } else {
             let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
-            rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
+            rod.held_frames = (
+                rotation_from_matrix(&base_rot),
+                rotation_from_matrix(&tip_rot),
+            );
             RodModel::Cosserat {
                 rod: Box::new(rod),
                 dt: dynamics.dt,

@@ -10,7 +10,7 @@ pub mod suturing;
 pub mod tool;
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
-use crate::math::{Mat3, Quat, Vec3, exp_so3};
+use crate::math::{Mat3, Quat, Vec3, exp_so3, rotation_from_matrix};
 use crate::rod::cosserat::{Both, NoPotential, NodePotential};
 use crate::rod::{
     CosseratError, CosseratReport, CosseratRod, DerRod, Drive, DynamicRod, EndTarget, Strands,
@@ -131,11 +131,11 @@ impl RodDrive {
         Drive {
             start: EndTarget {
                 position: p0,
-                rotation: Quat::from_matrix(&r0),
+                rotation: rotation_from_matrix(&r0),
             },
             end: EndTarget {
                 position: p1,
-                rotation: Quat::from_matrix(&r1),
+                rotation: rotation_from_matrix(&r1),
             },
             gravity: self.gravity,
             start_force: self.base_force,
