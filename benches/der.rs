@@ -5,7 +5,7 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use suture::math::{Mat3, Quat, Vec3};
+use suture::math::{Mat3, Vec3, rotation_from_matrix};
 use suture::rod::der::{DerRod, SagFreeOptions, rest_shape};
 use suture::rod::params::{NYLON, shear_from_poisson, usp_radius};
 use suture::rod::{
@@ -25,7 +25,7 @@ fn drive(rod: &DerRod) -> Drive {
     let x = rod.positions();
     let t = EndTarget {
         position: x[0],
-        rotation: Quat::from_matrix(&rod.frame(0)),
+        rotation: rotation_from_matrix(&rod.frame(0)),
     };
     Drive {
         start: t,

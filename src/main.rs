@@ -222,24 +222,31 @@ fn read_recording(file: &str) -> Result<suture::session::format::Recording, Exit
         eprintln!("error: {file}: {e}");
         ExitCode::from(2)
     })?;
-    suture::session::format::decode(&bytes).map_err(|e| {
+    let rec = suture::session::format::decode(&bytes).map_err(|e| {
         eprintln!("error: {file}: {e}");
         ExitCode::from(2)
-    })
+    })?;
+    rec.header.validate().map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    Ok(rec)
 }
 
 /// Read a recording, salvaging a truncated one (with a warning); other damage is an error.
 fn read_salvaged(file: &str) -> Result<suture::session::format::Recording, String> {
     use suture::session::format::{DecodeError, salvage};
     let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-    match salvage(&bytes) {
-        (r, None) => Ok(r),
+    let rec = match salvage(&bytes) {
+        (r, None) => r,
         (r, Some(e @ DecodeError::Truncated { .. })) if !r.steps.is_empty() => {
             eprintln!("warning: {file}: {e}");
-            Ok(r)
+            r
         }
-        (_, Some(e)) => Err(format!("{file}: {e}")),
-    }
+        (_, Some(e)) => return Err(format!("{file}: {e}")),
+    };
+    rec.header.validate().map_err(|e| format!("{file}: {e}"))?;
+    Ok(rec)
 }
 
 fn assess(files: &[String], out: &str) -> ExitCode {

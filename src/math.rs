@@ -212,6 +212,117 @@ pub fn pose_from(r: &Mat3, p: &Vec3) -> Pose {
     )
 }
 
+/// Iteration cap of [`rotation_from_matrix`]: see `tests::rotation_from_matrix_matches_nalgebra`
+/// for the iteration counts it leaves a margin over.
+pub const ROTATION_ITERATIONS: usize = 300;
+
+/// Cap on the perturbations of one stall check in [`rotation_from_matrix`] (a proper
+/// near-rotation leaves it after one).
+const ROTATION_PERTURBATIONS: usize = 64;
+
+/// The rotation nearest to a nearly orthonormal matrix `m` (body to world), as a unit
+/// quaternion: Müller et al. 2016, "A Robust Method to Extract the Rotational Part of
+/// Deformations", from the identity guess, to the angular tolerance `f64::EPSILON`.
+///
+/// This is nalgebra's `UnitQuaternion::from_matrix` (= `Rotation3::from_matrix_eps(m,
+/// f64::EPSILON, 0, identity)`) operation for operation, so the two agree bit for bit whenever
+/// nalgebra's iteration ends within [`ROTATION_ITERATIONS`] (recordings made before this
+/// function existed replay unchanged), but both of its loops are capped:
+///
+/// - Each iteration turns the estimate `R` by `Σ rᵢ × mᵢ / |Σ rᵢ·mᵢ|` (columns `rᵢ`, `mᵢ`)
+///   and stops when that angle is at most `f64::EPSILON` ≈ 2.2e-16 rad. When `m` is a
+///   rotation by π (to rounding), the identity guess is the rotation *farthest* from it, a
+///   stationary point where the cross products cancel by symmetry: the step is then only
+///   `m`'s rounding-level asymmetry, which can stay just above the tolerance. The iteration
+///   does not cycle, it creeps: a frame of `tests/fixtures/draped_rope_hang.toml` (the rope
+///   going down the far side of the bar, columns `(e_y, a e_x, -b e_z)` with `1 - a` = 5 ulp)
+///   turns the estimate by a constant 5.55e-16 rad per iteration about z, and would need
+///   about (π/2) / 5.55e-16 ≈ 3e15 iterations to leave the identity: nalgebra's
+///   `from_matrix` never returns. After the cap the estimate may be as wrong as that, so it is
+///   discarded: the iteration restarts, capped, from the closed-form (Shepperd) quaternion of
+///   `m`, normalised, which is within rounding of the answer for a near-rotation; if that does
+///   not meet the tolerance either, its estimate is returned, re-orthonormalised.
+/// - When the angle is below the tolerance, nalgebra checks that `R` is a minimum of
+///   `|m - R|` by perturbing it about a coordinate axis until the distance changes; for a
+///   matrix far from any rotation (zero, or a reflection such as `diag(1, 1, -1)`) the distance
+///   never changes and that loop never ends. It is capped too, and such inputs take the same
+///   fallback.
+///
+/// A non-finite `m` gives a non-finite quaternion (as the world's guard expects), not a hang.
+pub fn rotation_from_matrix(m: &Mat3) -> Quat {
+    if !m.iter().all(|v| v.is_finite()) {
+        return Quat::new_unchecked(nalgebra::Quaternion::new(f64::NAN, 0.0, 0.0, 0.0));
+    }
+    let rot = match rotation_iterate(m, Mat3::identity(), ROTATION_ITERATIONS) {
+        (rot, Some(_)) => rot,
+        (_, None) => {
+            let shepperd =
+                UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(*m))
+                    .into_inner();
+            let guess = Quat::new_normalize(shepperd)
+                .to_rotation_matrix()
+                .into_inner();
+            match rotation_iterate(m, guess, ROTATION_ITERATIONS) {
+                (rot, Some(_)) => rot,
+                (rot, None) => orthonormalize(&rot),
+            }
+        }
+    };
+    Quat::from_rotation_matrix(&Rotation3::from_matrix_unchecked(rot))
+}
+
+/// The iteration of [`rotation_from_matrix`] (nalgebra 0.35 `Rotation3::from_matrix_eps` with
+/// `eps = f64::EPSILON`, `max_iter` iterations, its perturbation loop capped) from `guess`: the
+/// estimate and, if it met the tolerance, after how many iterations.
+fn rotation_iterate(m: &Mat3, guess: Mat3, max_iter: usize) -> (Mat3, Option<usize>) {
+    let eps = f64::EPSILON;
+    let eps_disturbance = eps.sqrt().max(eps * eps);
+    let mut perturbation_axes = Vector3::x_axis();
+    let mut rot = guess;
+    for it in 0..max_iter {
+        let axis = rot.column(0).cross(&m.column(0))
+            + rot.column(1).cross(&m.column(1))
+            + rot.column(2).cross(&m.column(2));
+        let denom = rot.column(0).dot(&m.column(0))
+            + rot.column(1).dot(&m.column(1))
+            + rot.column(2).dot(&m.column(2));
+        let axisangle = axis / (denom.abs() + eps);
+        match nalgebra::Unit::try_new_and_get(axisangle, eps) {
+            Some((axis, angle)) => {
+                rot = Rotation3::from_axis_angle(&axis, angle) * rot;
+            }
+            None => {
+                // A minimum of |m - R| (done) or a maximum (perturb and go on)?
+                let mut perturbed = rot;
+                let norm_squared = (m - rot).norm_squared();
+                let mut new_norm_squared = norm_squared;
+                let mut changed = false;
+                for _ in 0..ROTATION_PERTURBATIONS {
+                    perturbed *= Rotation3::from_axis_angle(&perturbation_axes, eps_disturbance);
+                    new_norm_squared = (m - perturbed).norm_squared();
+                    // approx's `abs_diff_ne!(a, b, epsilon = f64::EPSILON)` (true for NaN).
+                    let same = (norm_squared - new_norm_squared).abs() <= eps;
+                    if !same {
+                        changed = true;
+                        break;
+                    }
+                }
+                if !changed {
+                    // No turn about this axis changes the distance: m is far from any
+                    // rotation (e.g. zero, or a reflection).
+                    return (rot, None);
+                }
+                if norm_squared < new_norm_squared {
+                    return (rot, Some(it));
+                }
+                perturbation_axes = nalgebra::Unit::new_unchecked(perturbation_axes.yzx());
+                rot = perturbed;
+            }
+        }
+    }
+    (rot, None)
+}
+
 /// Re-orthonormalise a nearly orthogonal matrix (Gram–Schmidt on the columns, e3 kept exact).
 pub fn orthonormalize(r: &Mat3) -> Mat3 {
     let e3 = r.column(2).normalize();
@@ -311,6 +422,125 @@ mod tests {
             assert!((r * a - b).norm() < 1e-14);
             assert!((r.transpose() * r - Mat3::identity()).norm() < 1e-14);
         }
+    }
+
+    /// xorshift64*: a deterministic stream of uniform numbers in [0, 1).
+    fn uniform(state: &mut u64) -> f64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn random_axis(state: &mut u64) -> Vec3 {
+        let z = 2.0 * uniform(state) - 1.0;
+        let phi = 2.0 * std::f64::consts::PI * uniform(state);
+        let r = (1.0 - z * z).sqrt();
+        Vec3::new(r * phi.cos(), r * phi.sin(), z)
+    }
+
+    #[test]
+    fn rotation_from_matrix_matches_nalgebra() {
+        // Rotations by every angle up to π (down to 1e-16 short of it, where the iteration
+        // from the identity needs longest: the distance to π triples per iteration), rounded
+        // compositions of many small turns (as the scenes' parallel-transported frames are), and
+        // rotations perturbed by up to 1e-6 per entry. Wherever nalgebra's capped iteration
+        // converges within the cap, ours gives the same bits.
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        let mut most = 0;
+        let mut cases = 0;
+        for k in 0..3000 {
+            let axis = random_axis(&mut state);
+            let angle = match k % 3 {
+                0 => std::f64::consts::PI * uniform(&mut state),
+                1 => std::f64::consts::PI - 10f64.powf(-16.0 * uniform(&mut state)),
+                _ => std::f64::consts::PI * uniform(&mut state).sqrt(),
+            };
+            let mut m = exp_so3(&(axis * angle));
+            if k % 5 == 1 {
+                for _ in 0..100 {
+                    m = exp_so3(&(random_axis(&mut state) * 0.03)) * m;
+                }
+            }
+            if k % 7 == 2 {
+                for v in m.iter_mut() {
+                    *v += 1e-6 * (2.0 * uniform(&mut state) - 1.0);
+                }
+            }
+            let (_, iterations) = rotation_iterate(&m, Mat3::identity(), ROTATION_ITERATIONS);
+            let n = iterations.expect("converges");
+            most = most.max(n);
+            let theirs: Quat = Rotation3::from_matrix_eps(
+                &m,
+                f64::EPSILON,
+                ROTATION_ITERATIONS,
+                Rotation3::identity(),
+            )
+            .into();
+            let ours = rotation_from_matrix(&m);
+            assert_eq!(
+                ours.coords.map(f64::to_bits),
+                theirs.coords.map(f64::to_bits),
+                "case {k}"
+            );
+            cases += 1;
+        }
+        // Measured: 31-37 iterations for most angles, at most 70 here (74 in 30 000 such
+        // cases) for angles within 1e-14 of π. The cap leaves 4× that.
+        assert!(4 * most <= ROTATION_ITERATIONS, "{most} iterations");
+        assert_eq!(cases, 3000);
+    }
+
+    #[test]
+    fn rotation_from_matrix_ends_on_a_rotation_by_pi() {
+        // The frame of tests/fixtures/draped_rope_hang.toml on which nalgebra's from_matrix
+        // creeps forever: d1 = e_y, d2 = a e_x, d3 = -b e_z, a rotation by π about
+        // (e_x + e_y)/√2, with 1 - a = 5 ulp.
+        let bits: [u64; 9] = [
+            0,
+            4607182418800017408,
+            0,
+            4607182418800017403,
+            0,
+            0,
+            0,
+            0,
+            13830554455654793211,
+        ];
+        let m = Mat3::from_iterator(bits.map(f64::from_bits));
+        // From the identity it does not meet the tolerance...
+        assert_eq!(
+            rotation_iterate(&m, Mat3::identity(), ROTATION_ITERATIONS).1,
+            None
+        );
+        // ... and the answer is the rotation m is within rounding of.
+        let r = rotation_from_matrix(&m).to_rotation_matrix().into_inner();
+        assert!((r - m).amax() < 1.2e-15, "{r} vs {m}");
+        // Measured: 1.0e-15 from m, orthonormal to 8.9e-16.
+        assert!((r.transpose() * r - Mat3::identity()).amax() < 1.2e-15);
+    }
+
+    #[test]
+    fn rotation_from_matrix_ends_on_any_matrix() {
+        // Far from any rotation: nalgebra's stall check never ends on these.
+        for m in [
+            Mat3::zeros(),
+            Mat3::from_diagonal(&Vec3::new(1.0, 1.0, -1.0)),
+            -Mat3::identity(),
+            Mat3::from_element(1e300),
+        ] {
+            let q = rotation_from_matrix(&m);
+            assert!(q.coords.iter().all(|v| v.is_finite()), "{m}");
+            assert!((q.coords.norm() - 1.0).abs() < 1e-15, "{m}");
+        }
+        let nan = Mat3::from_element(f64::NAN);
+        assert!(rotation_from_matrix(&nan).coords.iter().any(|v| v.is_nan()));
+        assert!(
+            !rotation_from_matrix(&Mat3::from_element(f64::INFINITY))
+                .coords
+                .iter()
+                .all(|v| v.is_finite())
+        );
     }
 
     #[test]

@@ -334,3 +334,39 @@ fn assess_and_export_a_recorded_stitch() {
     assert_eq!(arrays["tension"].data[100], rec.steps[100].tension);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_recording_with_a_tiny_dt_is_refused_and_the_jerk_metric_does_not_overflow() {
+    // A crafted header dt = 1e-300 s made the jerk metric's window JERK_WINDOW/dt = 1e298
+    // samples: `3 * w` overflowed (a panic in debug builds, a silent wrap in release).
+    // Recordings carry the scenes' range of dt.
+    assert_eq!(suture::session::format::DT_RANGE, suture::scene::DT_RANGE);
+    let mut rec = session(200, |t| Vec3::new(t, 0.0, 0.0));
+    rec.header.dt = 1e-300;
+    // The metric itself: the window is capped at the series, so no overflow and a finite value.
+    let path = assess::instrument_path(&rec.steps);
+    assert!(assess::normalized_jerk(&path, 1e-300).is_finite());
+    assert!(assess::assess(&rec).normalized_jerk.is_finite());
+    // The CLI refuses the recording, naming the field.
+    let dir = std::env::temp_dir().join(format!("suture-tiny-dt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tiny_dt.surec");
+    std::fs::write(&file, suture::session::format::encode(&rec)).unwrap();
+    let want = format!(
+        "error: {}: header.dt must be in [1e-6, 0.1] [s] (the physics period of the session), got 1e-300",
+        file.display()
+    );
+    for args in [
+        vec!["assess".to_string(), format!("--out={}", dir.display())],
+        vec![
+            "export".to_string(),
+            format!("--npz={}/x.npz", dir.display()),
+        ],
+    ] {
+        let o = bin().args(&args).arg(&file).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.lines().any(|l| l == want), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -29,7 +29,7 @@ fn rod(p: &RodParams, length: f64, n: usize, ends: (EndCondition, EndCondition))
 fn drive_for(r: &DerRod) -> Drive {
     let x = r.positions();
     let n = x.len() - 1;
-    let q = Quat::from_matrix(&horizontal());
+    let q = suture::math::rotation_from_matrix(&horizontal());
     Drive {
         start: EndTarget {
             position: x[0],
@@ -118,8 +118,8 @@ fn end_twist_is_uniform_with_the_closed_form_energy() {
     let steps = 60;
     for k in 1..=steps {
         let a = phi * k as f64 / steps as f64;
-        d.end.rotation =
-            Quat::from_axis_angle(&Vec3::x_axis(), a) * Quat::from_matrix(&horizontal());
+        d.end.rotation = Quat::from_axis_angle(&Vec3::x_axis(), a)
+            * suture::math::rotation_from_matrix(&horizontal());
         let rep = r.equilibrate(&d).expect("converges");
         assert!(rep.converged, "step {k}: {rep:?}");
     }
@@ -235,7 +235,7 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
         .map(|e| {
             let t = (x[e + 1] - x[e]).normalize();
             let d1 = (Vec3::y() - t * t.y).normalize();
-            Quat::from_matrix(&Mat3::from_columns(&[d1, t.cross(&d1), t]))
+            suture::math::rotation_from_matrix(&Mat3::from_columns(&[d1, t.cross(&d1), t]))
         })
         .collect();
     let config = SolverConfig {
@@ -249,7 +249,7 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
         x,
         frames,
     );
-    let q0 = Quat::from_matrix(&horizontal());
+    let q0 = suture::math::rotation_from_matrix(&horizontal());
     let mut d = Drive {
         start: EndTarget {
             position: Vec3::zeros(),

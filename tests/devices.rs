@@ -113,6 +113,10 @@ fn bad_profiles_name_file_line_and_field() {
             "tests/fixtures/bad_devices/unknown_axis.toml:7:8: input[0].name unknown variant `w`, expected one of `x`, `y`, `z`, `rx`, `ry`, `rz`, `qw`, `qx`, `qy`, `qz`, `buttons`",
         ),
         (
+            "tests/fixtures/bad_devices/huge_input_length.toml",
+            "tests/fixtures/bad_devices/huge_input_length.toml:7:16: input_length must be in 2..=16384 [bytes] (report id and data, at most a HID report), got 1000000000000",
+        ),
+        (
             "tests/fixtures/bad_devices/force_without_limit.toml",
             "tests/fixtures/bad_devices/force_without_limit.toml:22:13: limits.max_force must be > 0, with max_stiffness > 0, for a device with an output report",
         ),
@@ -144,6 +148,31 @@ fn devices_command_lists_profiles_and_says_when_no_device_is_present() {
         .expect("runs");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: tests/fixtures/bad_devices/"));
+}
+
+#[test]
+fn a_profile_with_a_huge_report_is_refused_before_any_device_opens() {
+    // input_length = 1e12 aborted on allocation when a matching device opened; the limit is
+    // HID's largest report (Linux HID_MAX_BUFFER_SIZE, 16 KiB).
+    assert_eq!(suture::device::profile::MAX_REPORT_LENGTH, 16384);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+        .args([
+            "run",
+            "scenes/knot_tying.toml",
+            "--device",
+            "hid:tests/fixtures/bad_devices/huge_input_length.toml",
+            "--headless",
+            "--duration",
+            "1",
+            "--no-record",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim(),
+        "error: tests/fixtures/bad_devices/huge_input_length.toml:7:16: input_length must be in 2..=16384 [bytes] (report id and data, at most a HID report), got 1000000000000"
+    );
 }
 
 /// Report transport over byte vectors: what a device would send, and what we wrote.

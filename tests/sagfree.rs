@@ -1,7 +1,7 @@
 //! Sag-free rest shapes (Takahashi & Batty 2025; issue #8 Done-when 4) against the closed
 //! forms and prototype numbers of docs/derivations/sagfree.md §5.
 
-use suture::math::{Quat, Vec3};
+use suture::math::{Vec3, rotation_from_matrix};
 use suture::rod::der::{DerRod, SagFreeOptions, rest_shape};
 use suture::rod::{
     Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, RodParams, SolverConfig,
@@ -51,11 +51,11 @@ fn gravity_drive(rod: &DerRod, g: Vec3) -> Drive {
     Drive {
         start: EndTarget {
             position: x[0],
-            rotation: Quat::from_matrix(&rod.frame(0)),
+            rotation: rotation_from_matrix(&rod.frame(0)),
         },
         end: EndTarget {
             position: x[n],
-            rotation: Quat::from_matrix(&rod.frame(n - 1)),
+            rotation: rotation_from_matrix(&rod.frame(n - 1)),
         },
         gravity: g,
         start_force: Vec3::zeros(),

@@ -165,6 +165,18 @@ const CASES: &[(&str, &str)] = &[
         "tests/fixtures/bad/tissue_no_needle.toml",
         r#"tests/fixtures/bad/tissue_no_needle.toml:39:18: tissue.youngs_modulus a deformable tissue needs a [needle] to suture with"#,
     ),
+    (
+        "tests/fixtures/bad/dt_huge.toml",
+        r#"tests/fixtures/bad/dt_huge.toml:5:6: solver.dt must be in [1e-6, 0.1] [s] (1 µs to 100 ms: the physics period of the real-time loop), got 1e20"#,
+    ),
+    (
+        "tests/fixtures/bad/dt_overflow.toml",
+        r#"tests/fixtures/bad/dt_overflow.toml:9:6: solver.dt must be in [1e-6, 0.1] [s] (1 µs to 100 ms: the physics period of the real-time loop), got 1e155"#,
+    ),
+    (
+        "tests/fixtures/bad/dt_tiny.toml",
+        r#"tests/fixtures/bad/dt_tiny.toml:5:6: solver.dt must be in [1e-6, 0.1] [s] (1 µs to 100 ms: the physics period of the real-time loop), got 1e-10"#,
+    ),
 ];
 
 #[test]
@@ -252,6 +264,27 @@ fn run_rejects_bad_arguments_with_exit_code_2() {
         (
             &["run", "--headless"],
             "error: --headless needs --duration S",
+        ),
+        (
+            // dt = 1e20 panicked in Duration::from_secs_f64 before the range check.
+            &[
+                "run",
+                "tests/fixtures/bad/dt_huge.toml",
+                "--headless",
+                "--duration",
+                "1",
+            ],
+            "error: tests/fixtures/bad/dt_huge.toml:5:6: solver.dt must be in [1e-6, 0.1] [s]",
+        ),
+        (
+            &[
+                "run",
+                "tests/fixtures/bad/dt_tiny.toml",
+                "--headless",
+                "--duration",
+                "1",
+            ],
+            "error: tests/fixtures/bad/dt_tiny.toml:5:6: solver.dt must be in [1e-6, 0.1] [s]",
         ),
         (
             &[

@@ -2,7 +2,7 @@
 //! coupling): the device and the simulated tool are joined by a spring-damper, never rigidly, so
 //! the haptic loop renders a bounded, passive force whatever the simulation does.
 
-use crate::math::{Mat3, Quat, Vec3};
+use crate::math::{Mat3, Quat, Vec3, rotation_from_matrix};
 
 /// Device pose → world pose: `p = offset + R · (scale · S p_dev)`, `q = R · (S q_dev S) · F`, with
 /// `S = diag(±1)` the axis flips. `S` must be a rotation (an even number of flips), else a
@@ -81,7 +81,7 @@ impl WorkspaceMap {
     pub fn orientation(&self, q: &Quat) -> Quat {
         let s = self.s();
         let r = s * q.to_rotation_matrix().into_inner() * s;
-        self.rotation * Quat::from_matrix(&r) * self.frame
+        self.rotation * rotation_from_matrix(&r) * self.frame
     }
 
     /// Device-frame force [N] for a world force on the hand (the inverse direction map; no

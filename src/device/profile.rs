@@ -102,6 +102,11 @@ fn one() -> f64 {
     1.0
 }
 
+/// Longest input or output report a profile may declare [bytes], id included: Linux's
+/// `HID_MAX_BUFFER_SIZE` (16 KiB, include/linux/hid.h), the largest report hidraw passes.
+/// The device's buffers are allocated at this length when it opens.
+pub const MAX_REPORT_LENGTH: usize = 16 * 1024;
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OutputFile {
@@ -217,12 +222,23 @@ impl DeviceProfile {
         if pf.product_ids.is_empty() {
             return Err(doc.err(&[Key("product_ids")], "must list at least one id".into()));
         }
-        if pf.input_length < 2 {
+        if !(2..=MAX_REPORT_LENGTH).contains(&pf.input_length) {
             return Err(doc.err(
                 &[Key("input_length")],
                 format!(
-                    "must be ≥ 2 [bytes] (report id and data), got {}",
+                    "must be in 2..={MAX_REPORT_LENGTH} [bytes] (report id and data, at most a HID report), got {}",
                     pf.input_length
+                ),
+            ));
+        }
+        if let Some(o) = &pf.output
+            && !(2..=MAX_REPORT_LENGTH).contains(&o.length)
+        {
+            return Err(doc.err(
+                &[Key("output"), Key("length")],
+                format!(
+                    "must be in 2..={MAX_REPORT_LENGTH} [bytes] (report id and data, at most a HID report), got {}",
+                    o.length
                 ),
             ));
         }

@@ -873,7 +873,6 @@ impl Strands {
         }
         let mut report = StrandsReport::default();
         self.max_log_amplification = 0.0;
-        let saved_unknowns = self.unknowns;
         let same_kind = self
             .solved
             .is_some_and(|s| std::mem::discriminant(&s.tip) == std::mem::discriminant(&prob.tip));
@@ -882,6 +881,14 @@ impl Strands {
         } else {
             self.rest_problem(prob)
         };
+        // The unknowns that solve `start`, to fall back on: taken after `rest_problem`, which
+        // sets them to the rest shape's. (Taken before it, a first solve whose direct Newton
+        // was refused by the branch guard went on from the unknowns of `Strands::new`, a tip
+        // frame equal to the identity whatever the base frame: the continuation then started
+        // with a base orientation residual as large as the base frame's angle, π for a base
+        // frame that is a half-turn, where Newton on the SO(3) log cannot converge. The
+        // answer depended on how the scene was turned and on the reference normal.)
+        let saved_unknowns = self.unknowns;
         // Branch guard: a solve that changes the strain a lot may have jumped to another
         // equilibrium. It applies to warm starts (frame-to-frame continuity) and to dead loads
         // from the rest shape; a posed end from the straight rest shape starts at a singular

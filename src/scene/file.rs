@@ -234,7 +234,8 @@ fn default_gravity() -> [f64; 3] {
 pub struct SolverSection {
     /// Rod model; default `strands`.
     pub model: Option<ModelName>,
-    /// Time step of dynamic models [s].
+    /// Time step of dynamic models, the physics period of the real-time loop [s]: in
+    /// [1e-6, 0.1] (1 µs to 100 ms; `scene::DT_RANGE` gives the reasons); default 1e-3.
     pub dt: Option<f64>,
     /// Elements (segments) per rod; default 50.
     pub elements: Option<i64>,

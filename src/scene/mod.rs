@@ -12,7 +12,7 @@ pub use file::{ModelName, SceneFile};
 
 use crate::contact::{FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
 use crate::located::{self, Doc, Seg};
-use crate::math::{Mat3, Quat, Vec3, any_perpendicular, rotation_between};
+use crate::math::{Mat3, Vec3, any_perpendicular, rotation_between, rotation_from_matrix};
 use crate::rod::der::{SagFreeOptions, SagFreeReport, rest_shape};
 use crate::rod::params::{self, RodParams, shear_from_poisson};
 use crate::rod::{
@@ -32,6 +32,16 @@ pub const MAX_TISSUE_NODES: usize = 600;
 
 /// Default number of elements per rod.
 pub const DEFAULT_ELEMENTS: usize = 50;
+
+/// The physical range of `[solver] dt` [s], inclusive: 1 µs to 100 ms. `dt` is the physics
+/// period of the real-time loop (and the step of `suture simulate`). Below 1 µs no step of
+/// any model runs in real time (a STRANDS sweep of 200 nodes alone takes ~20 µs), and below
+/// 1 ns the loop's period rounds to zero (its timer counts nanoseconds). Above 100 ms (10 Hz)
+/// a step resolves none of a hand's motion nor the stiff contact and tissue that the haptic
+/// coupling renders at 1 kHz; far above it, numbers overflow (the pad's implicit matrix
+/// `M + hC + h²K` at h ≳ 1e154 s, the loop's `Duration` at h ≳ 1.8e19 s). Recordings carry
+/// the same range (`session::format::DT_RANGE`).
+pub const DT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=0.1;
 
 /// Command-line overrides applied before validation.
 #[derive(Clone, Copy, Debug, Default)]
@@ -184,7 +194,17 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         }
     }
     let dt = match sf.solver.dt {
-        Some(dt) => positive(ctx, &[Key("solver"), Key("dt")], dt, "[s]")?,
+        Some(dt) if DT_RANGE.contains(&dt) => dt,
+        Some(dt) => {
+            return Err(ctx.err(
+                &[Key("solver"), Key("dt")],
+                format!(
+                    "must be in [{:e}, {}] [s] (1 µs to 100 ms: the physics period of the real-time loop), got {dt:e}",
+                    DT_RANGE.start(),
+                    DT_RANGE.end(),
+                ),
+            ));
+        }
         None => 1e-3,
     };
     if let Some(tol) = sf.solver.tolerance
@@ -1443,7 +1463,7 @@ fn build_rod(
         for e in 0..elements {
             let t = (x[e + 1] - x[e]).normalize();
             frame = rotation_between(&(frame * Vec3::z()), &t) * frame;
-            q.push(Quat::from_matrix(&frame));
+            q.push(rotation_from_matrix(&frame));
         }
         let cond = |e: EndName| match e {
             EndName::Free => EndCondition::Free,
@@ -1473,7 +1493,10 @@ fn build_rod(
             }
         } else {
             let mut rod = CosseratRod::new(cp, (cond(start), cond(end)), dynamics.config, x, q);
-            rod.held_frames = (Quat::from_matrix(&base_rot), Quat::from_matrix(&tip_rot));
+            rod.held_frames = (
+                rotation_from_matrix(&base_rot),
+                rotation_from_matrix(&tip_rot),
+            );
             RodModel::Cosserat {
                 rod: Box::new(rod),
                 dt: dynamics.dt,

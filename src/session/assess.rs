@@ -102,8 +102,10 @@ pub fn normalized_jerk(x: &[Vec3], h: f64) -> f64 {
     if l <= 0.0 {
         return 0.0;
     }
-    // Smooth (two moving-average passes of w samples, clamped at the ends) and resample.
-    let w = ((JERK_WINDOW / h).round() as usize).max(1);
+    // Smooth (two moving-average passes of w samples, clamped at the ends) and resample. The
+    // window is at most the whole series: a tiny h (a crafted recording) must not overflow
+    // the index arithmetic below (`3 * w`, `k + w`).
+    let w = ((JERK_WINDOW / h).round().min(x.len() as f64) as usize).max(1);
     let average = |v: &[Vec3]| -> Vec<Vec3> {
         let n = v.len();
         let mut prefix = vec![Vec3::zeros(); n + 1];

@@ -71,6 +71,27 @@ pub struct Header {
     pub started_unix: f64,
 }
 
+/// The physical range of a recording's physics step `dt` [s], inclusive: the range of a
+/// scene's `[solver] dt` (`scene::DT_RANGE`, where it is explained), checked by
+/// [`Header::validate`] when a recording is read for replay or assessment.
+pub const DT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=0.1;
+
+impl Header {
+    /// Check the values replay and assessment compute with: `Err` names the field, its range
+    /// and the value.
+    pub fn validate(&self) -> Result<(), String> {
+        if !DT_RANGE.contains(&self.dt) {
+            return Err(format!(
+                "header.dt must be in [{:e}, {}] [s] (the physics period of the session), got {:e}",
+                DT_RANGE.start(),
+                DT_RANGE.end(),
+                self.dt
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One physics step: the target it consumed and what it produced.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepRecord {

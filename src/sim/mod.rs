@@ -14,7 +14,7 @@ pub use step::{
 };
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};
-use crate::math::{Mat3, Quat, Vec3, exp_so3};
+use crate::math::{Mat3, Quat, Vec3, exp_so3, rotation_from_matrix};
 use crate::rod::{
     CosseratRod, DerRod, Drive, DynamicRod, EndTarget, NodePotential, SolverError, SolverReport,
     Strands, StrandsError, StrandsProblem, StrandsReport, Tip,
@@ -133,11 +133,11 @@ impl RodDrive {
         Drive {
             start: EndTarget {
                 position: p0,
-                rotation: Quat::from_matrix(&r0),
+                rotation: rotation_from_matrix(&r0),
             },
             end: EndTarget {
                 position: p1,
-                rotation: Quat::from_matrix(&r1),
+                rotation: rotation_from_matrix(&r1),
             },
             gravity: self.gravity,
             start_force: self.base_force,

@@ -22,7 +22,7 @@ pub mod energy;
 pub mod newton;
 pub mod pd;
 
-use crate::math::{E3, Mat3, Quat, Vec3};
+use crate::math::{E3, Mat3, Quat, Vec3, rotation_from_matrix};
 use crate::rod::implicit::newton::LinearSystem;
 use crate::rod::implicit::{Drive, DynamicParams, EndCondition, SolverConfig, SolverReport};
 
@@ -138,7 +138,7 @@ impl CosseratRod {
         let l = params.segment_length;
         let t = frame * E3;
         let x = (0..=n).map(|i| start + t * (l * i as f64)).collect();
-        let q0 = Quat::from_matrix(&frame);
+        let q0 = rotation_from_matrix(&frame);
         CosseratRod::new(params, ends, config, x, vec![q0; n])
     }
 

@@ -20,7 +20,7 @@
 
 use super::energy::{self, EdgePair, VertexStiffness};
 use super::{parallel_transport, stretch};
-use crate::math::{E3, Mat3, Quat, Vec3};
+use crate::math::{E3, Mat3, Quat, Vec3, rotation_from_matrix};
 use crate::rod::implicit::newton::{Eval, LinearSystem, NewtonRod, Nodes, Problem, newton};
 use crate::rod::implicit::{
     Drive, DynamicParams, EndCondition, ImplicitRod, NodePotential, SolverConfig, SolverError,
@@ -298,7 +298,13 @@ impl DerRod {
         let l = params.segment_length;
         let t = frame * E3;
         let x = (0..=n).map(|i| start + t * (l * i as f64)).collect();
-        DerRod::new(params, ends, config, x, vec![Quat::from_matrix(&frame); n])
+        DerRod::new(
+            params,
+            ends,
+            config,
+            x,
+            vec![rotation_from_matrix(&frame); n],
+        )
     }
 
     /// A rod at rest along the polyline `x` (N+1 nodes), material frames carried along it by
@@ -316,7 +322,7 @@ impl DerRod {
         params.segment_length = (0..n).map(|e| (x[e + 1] - x[e]).norm()).sum::<f64>() / n as f64;
         let frames = super::bishop_frames(&x, normal)
             .iter()
-            .map(|(t, u, v)| Quat::from_matrix(&Mat3::from_columns(&[*u, *v, *t])))
+            .map(|(t, u, v)| rotation_from_matrix(&Mat3::from_columns(&[*u, *v, *t])))
             .collect();
         let mut rod = DerRod::new(params, ends, config, x, frames);
         rod.set_rest_to_current();
