@@ -7,7 +7,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use suture::session::assess::{self, Metrics};
 
-use super::read_salvaged;
+use super::{ReadError, read_salvaged};
+
+/// Why one file could not be assessed.
+#[derive(Debug, thiserror::Error)]
+enum AssessError {
+    /// Reading the recording.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Writing its JSON.
+    #[error("{}: {source}", path.display())]
+    Json {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// Writing its HTML report (session::report reports as text).
+    #[error("{0}")]
+    Report(String),
+}
 
 /// `suture assess FILES --out DIR`.
 pub fn assess(files: &[String], out: &str) -> ExitCode {
@@ -45,7 +62,7 @@ pub fn assess(files: &[String], out: &str) -> ExitCode {
 
 /// Assess the files in parallel, one worker per core, with a progress line on stderr; the
 /// results in the order of `files`.
-fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, String>> {
+fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, AssessError>> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -78,7 +95,7 @@ fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, String>> {
 
 /// Read one recording (salvaging a truncated one), assess it, and write OUT/STEM.json and its
 /// HTML report.
-fn assess_one(f: &str, out: &str) -> Result<Metrics, String> {
+fn assess_one(f: &str, out: &str) -> Result<Metrics, AssessError> {
     let rec = read_salvaged(f)?;
     let m = assess::assess(&rec);
     let stem = Path::new(f)
@@ -86,8 +103,10 @@ fn assess_one(f: &str, out: &str) -> Result<Metrics, String> {
         .map_or("session".into(), |s| s.to_string_lossy().into_owned());
     let json = serde_json::to_string_pretty(&m).expect("plain data");
     let path = Path::new(out).join(format!("{stem}.json"));
-    std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
-    suture::session::report::write(&rec, &m, Path::new(out), &stem)?;
+    if let Err(source) = std::fs::write(&path, json) {
+        return Err(AssessError::Json { path, source });
+    }
+    suture::session::report::write(&rec, &m, Path::new(out), &stem).map_err(AssessError::Report)?;
     Ok(m)
 }
 

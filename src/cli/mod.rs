@@ -27,42 +27,77 @@ fn read_recording(file: &str) -> Result<Recording, ExitCode> {
     })
 }
 
+/// Why a recording could not be read (for `assess`, `export` and the replay viewer).
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    /// Not a recording, or damaged other than truncated (or truncated before any step).
+    #[error("{file}: {source}")]
+    Damaged { file: String, source: DecodeError },
+}
+
 /// Read a recording, salvaging a truncated one (with a warning); other damage is an error.
-fn read_salvaged(file: &str) -> Result<Recording, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+fn read_salvaged(file: &str) -> Result<Recording, ReadError> {
+    let bytes = std::fs::read(file).map_err(|source| ReadError::Io {
+        file: file.to_string(),
+        source,
+    })?;
     match salvage(&bytes) {
         (r, None) => Ok(r),
         (r, Some(e @ DecodeError::Truncated { .. })) if !r.steps.is_empty() => {
             eprintln!("warning: {file}: {e}");
             Ok(r)
         }
-        (_, Some(e)) => Err(format!("{file}: {e}")),
+        (_, Some(source)) => Err(ReadError::Damaged {
+            file: file.to_string(),
+            source,
+        }),
     }
 }
 
+/// A command-line value out of its range, or not a number (clap prints it after
+/// `invalid value 'V' for '--ARG'`).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgError {
+    /// A replay speed outside [1/16, 16].
+    #[error("must be in [0.0625, 16], got {0}")]
+    Speed(f64),
+    /// A simulated time outside [0, 3600] s.
+    #[error("must be in [0, 3600] s, got {0}")]
+    Time(f64),
+    /// A duration outside (0, 3600] s.
+    #[error("must be in (0, 3600] s, got {0}")]
+    Seconds(f64),
+    /// Not a number.
+    #[error(transparent)]
+    Number(#[from] std::num::ParseFloatError),
+}
+
 /// clap value parser: a replay speed in [1/16, 16].
-pub fn parse_speed(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (1.0 / 16.0..=16.0).contains(&v) => Ok(v),
-        Ok(v) => Err(format!("must be in [0.0625, 16], got {v}")),
-        Err(e) => Err(e.to_string()),
+pub fn parse_speed(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if (1.0 / 16.0..=16.0).contains(&v) => Ok(v),
+        v => Err(ArgError::Speed(v)),
     }
 }
 
 /// clap value parser: a simulated time in [0, 3600] s.
-pub fn parse_time(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
-        Ok(v) => Err(format!("must be in [0, 3600] s, got {v}")),
-        Err(e) => Err(e.to_string()),
+pub fn parse_time(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if (0.0..=3600.0).contains(&v) => Ok(v),
+        v => Err(ArgError::Time(v)),
     }
 }
 
 /// clap value parser: a duration in (0, 3600] s.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
-        Ok(v) => Err(format!("must be in (0, 3600] s, got {v}")),
-        Err(e) => Err(e.to_string()),
+pub fn parse_seconds(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if v > 0.0 && v <= 3600.0 => Ok(v),
+        v => Err(ArgError::Seconds(v)),
     }
 }
