@@ -1,0 +1,118 @@
+//! The binary's subcommands, one file each; `main.rs` holds only the clap definitions and
+//! dispatches here. Exit codes: 0 success, 1 solver or output failure, 2 bad input.
+//!
+//! Shared here: clap's value parsers for times and speeds, and reading a recording.
+
+pub mod assess;
+pub mod devices;
+pub mod export;
+pub mod jitter;
+pub mod replay;
+pub mod run;
+pub mod simulate;
+
+use std::process::ExitCode;
+
+use suture::session::format::{DecodeError, HeaderError, Recording, decode, salvage};
+
+/// Read a recording for replay or assessment: exit 2 with `FILE: message` if it is not whole.
+fn read_recording(file: &str) -> Result<Recording, ExitCode> {
+    let bytes = std::fs::read(file).map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    let rec = decode(&bytes).map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    rec.header.validate().map_err(|e| {
+        eprintln!("error: {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    Ok(rec)
+}
+
+/// Why a recording could not be read (for `assess`, `export` and the replay viewer).
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    /// Not a recording, or damaged other than truncated (or truncated before any step).
+    #[error("{file}: {source}")]
+    Damaged { file: String, source: DecodeError },
+    /// A header value out of its range.
+    #[error("{file}: {source}")]
+    Header { file: String, source: HeaderError },
+}
+
+/// Read a recording, salvaging a truncated one (with a warning); other damage is an error.
+fn read_salvaged(file: &str) -> Result<Recording, ReadError> {
+    let bytes = std::fs::read(file).map_err(|source| ReadError::Io {
+        file: file.to_string(),
+        source,
+    })?;
+    let rec = match salvage(&bytes) {
+        (r, None) => r,
+        (r, Some(e @ DecodeError::Truncated { .. })) if !r.steps.is_empty() => {
+            eprintln!("warning: {file}: {e}");
+            r
+        }
+        (_, Some(source)) => {
+            return Err(ReadError::Damaged {
+                file: file.to_string(),
+                source,
+            });
+        }
+    };
+    rec.header.validate().map_err(|source| ReadError::Header {
+        file: file.to_string(),
+        source,
+    })?;
+    Ok(rec)
+}
+
+/// A command-line value out of its range, or not a number (clap prints it after
+/// `invalid value 'V' for '--ARG'`).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgError {
+    /// A replay speed outside [1/16, 16].
+    #[error("must be in [0.0625, 16], got {0}")]
+    Speed(f64),
+    /// A simulated time outside [0, 3600] s.
+    #[error("must be in [0, 3600] s, got {0}")]
+    Time(f64),
+    /// A duration outside (0, 3600] s.
+    #[error("must be in (0, 3600] s, got {0}")]
+    Seconds(f64),
+    /// Not a number.
+    #[error(transparent)]
+    Number(#[from] std::num::ParseFloatError),
+}
+
+/// clap value parser: a replay speed in [1/16, 16].
+pub fn parse_speed(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if (1.0 / 16.0..=16.0).contains(&v) => Ok(v),
+        v => Err(ArgError::Speed(v)),
+    }
+}
+
+/// clap value parser: a simulated time in [0, 3600] s.
+pub fn parse_time(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if (0.0..=3600.0).contains(&v) => Ok(v),
+        v => Err(ArgError::Time(v)),
+    }
+}
+
+/// clap value parser: a duration in (0, 3600] s.
+pub fn parse_seconds(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if v > 0.0 && v <= 3600.0 => Ok(v),
+        v => Err(ArgError::Seconds(v)),
+    }
+}

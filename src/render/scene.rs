@@ -1,0 +1,341 @@
+//! The scene graph: each rod as a shaded tube with a stripe along its material direction d1
+//! (so twist shows as a helix), the curved needle on the held end, the tissue pad, and the
+//! lines drawn each frame (skin lattice, targets and holes, ghost needle, coupling spring,
+//! force arrow); the initial camera pose.
+
+use super::{Visuals, f32v};
+use crate::math::Vec3 as V3;
+use crate::sim::snapshot::Snapshot;
+use kiss3d::prelude::*;
+
+/// Suture colour (nylon blue-violet), stripe, needle, tissue, ghost needle, force.
+const SUTURE: Color = Color::new(0.25, 0.2, 0.85, 1.0);
+const STRIPE: Color = Color::new(0.95, 0.8, 0.1, 1.0);
+const NEEDLE: Color = Color::new(0.78, 0.8, 0.84, 1.0);
+const TISSUE: Color = Color::new(0.93, 0.62, 0.58, 1.0);
+const GHOST: Color = Color::new(0.6, 0.6, 0.6, 1.0);
+const FORCE: Color = Color::new(0.95, 0.1, 0.1, 1.0);
+
+/// Needle drawn with this many cylinders.
+pub(super) const NEEDLE_PIECES: usize = 16;
+/// Force arrow scale [m/N] and cap [m].
+const ARROW_PER_NEWTON: f64 = 0.02;
+const ARROW_MAX: f64 = 0.06;
+
+/// Display radius of a rod: the true radius, or 0.8 % of the scene size if that is larger
+/// (a 0.15 mm suture in a 12 cm scene is sub-pixel). Returns (radius, exaggeration).
+fn display_radius(radius: f64, scene_size: f64) -> (f64, f64) {
+    let r = radius.max(0.008 * scene_size);
+    (r, r / radius)
+}
+
+/// Place a unit cylinder (radius 0.5, height 1, along +Y) between `a` and `b` with radius `r`.
+fn place(node: &mut SceneNode3d, a: &V3, b: &V3, r: f64) {
+    let d = b - a;
+    let len = d.norm();
+    if !(len.is_finite() && len > 0.0) {
+        node.set_visible(false);
+        return;
+    }
+    node.set_visible(true);
+    node.set_position(f32v(&((a + b) * 0.5)));
+    node.set_rotation(Quat::from_rotation_arc(Vec3::Y, f32v(&(d / len))));
+    node.set_local_scale(2.0 * r as f32, len as f32, 2.0 * r as f32);
+}
+
+/// The camera pose the viewer starts with (and keeps until a screenshot is taken).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CameraPose {
+    /// Eye and target [m].
+    pub eye: V3,
+    /// See `eye`.
+    pub at: V3,
+}
+
+/// Frame the rods and the tissue from above-front (35° elevation, 20° azimuth), so that
+/// their bounding sphere fits a 45° field of view.
+pub fn initial_camera(snapshot: &Snapshot, visuals: &Visuals) -> CameraPose {
+    let mut lo = V3::repeat(f64::INFINITY);
+    let mut hi = V3::repeat(f64::NEG_INFINITY);
+    for p in snapshot.rods.iter().flat_map(|r| r.positions.iter()) {
+        lo = lo.inf(p);
+        hi = hi.sup(p);
+    }
+    if let Some(t) = &visuals.tissue {
+        lo = lo.inf(&(t.center - t.size * 0.5));
+        hi = hi.sup(&(t.center + t.size * 0.5));
+    }
+    if !lo.iter().all(|v| v.is_finite()) {
+        lo = V3::repeat(-0.05);
+        hi = V3::repeat(0.05);
+    }
+    let at = (lo + hi) * 0.5;
+    let radius = ((hi - lo).norm() * 0.5).max(1e-3);
+    let (el, az) = (35f64.to_radians(), 20f64.to_radians());
+    let dir = V3::new(az.sin() * el.cos(), el.sin(), az.cos() * el.cos());
+    let dist = radius / (std::f64::consts::PI / 8.0).sin() * 1.05;
+    CameraPose {
+        eye: at + dir * dist,
+        at,
+    }
+}
+
+/// Scene graph nodes, made once from the first snapshot's shape.
+struct Nodes {
+    tubes: Vec<Vec<SceneNode3d>>,
+    stripes: Vec<Vec<SceneNode3d>>,
+    needle: Vec<SceneNode3d>,
+}
+
+/// Add a tube and a stripe per rod segment, the needle's pieces and the tissue pad.
+fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals) -> Nodes {
+    let mut tubes = Vec::new();
+    let mut stripes = Vec::new();
+    for r in &snap.rods {
+        let segs = r.positions.len().saturating_sub(1);
+        tubes.push(
+            (0..segs)
+                .map(|_| {
+                    let mut c = scene.add_cylinder(0.5, 1.0);
+                    c.set_color(SUTURE);
+                    c
+                })
+                .collect(),
+        );
+        stripes.push(
+            (0..segs)
+                .map(|_| {
+                    let mut c = scene.add_cylinder(0.5, 1.0);
+                    c.set_color(STRIPE);
+                    c
+                })
+                .collect(),
+        );
+    }
+    let needle = if visuals.needle.is_some() {
+        (0..NEEDLE_PIECES)
+            .map(|_| {
+                let mut c = scene.add_cylinder(0.5, 1.0);
+                c.set_color(NEEDLE);
+                c
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match (&visuals.tissue, &snap.suturing) {
+        (Some(t), Some(su)) => {
+            // The incised pad: one block per half (from the rest lattice), the skin drawn
+            // over it as the deformed lattice each frame (draw_lines).
+            let n0 = su.grid[0].0 * su.grid[0].1;
+            for half in [&su.top[..n0], &su.top[n0..]] {
+                let (lo, hi) = half
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |m, p| {
+                        (m.0.min(p.x), m.1.max(p.x))
+                    });
+                let mut pad = scene.add_cube(1.0, 1.0, 1.0);
+                let h = t.size.y - 2e-4;
+                pad.set_local_scale((hi - lo) as f32, h as f32, t.size.z as f32);
+                pad.set_position(f32v(&V3::new(
+                    0.5 * (lo + hi),
+                    t.center.y - 1e-4,
+                    t.center.z,
+                )));
+                pad.set_color(TISSUE);
+            }
+        }
+        (Some(t), None) => {
+            let mut pad = scene.add_cube(1.0, 1.0, 1.0);
+            pad.set_local_scale(t.size.x as f32, t.size.y as f32, t.size.z as f32);
+            pad.set_position(f32v(&t.center));
+            pad.set_color(TISSUE);
+        }
+        _ => {}
+    }
+    Nodes {
+        tubes,
+        stripes,
+        needle,
+    }
+}
+
+/// The radius of the sphere the initial camera frames [m].
+fn scene_size(snap: &Snapshot, visuals: &Visuals) -> f64 {
+    let c = initial_camera(snap, visuals);
+    (c.eye - c.at).norm() * (std::f64::consts::PI / 8.0).sin()
+}
+
+/// Move the nodes to the snapshot; returns the tube radius exaggeration.
+fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f64 {
+    let mut exaggeration = 1.0;
+    for (k, r) in snap.rods.iter().enumerate() {
+        let (dr, ex) = display_radius(r.radius, size);
+        exaggeration = ex;
+        for (e, node) in nodes.tubes[k].iter_mut().enumerate() {
+            place(node, &r.positions[e], &r.positions[e + 1], dr);
+        }
+        for (e, node) in nodes.stripes[k].iter_mut().enumerate() {
+            let d1 = r.frames.get(e).map_or(V3::zeros(), |q| q * V3::x());
+            let off = d1 * dr * 0.75;
+            place(
+                node,
+                &(r.positions[e] + off),
+                &(r.positions[e + 1] + off),
+                0.4 * dr,
+            );
+        }
+    }
+    if let (Some(n), Some(t)) = (&visuals.needle, &snap.tool) {
+        let dr = display_radius(snap.rods.get(t.rod).map_or(1e-4, |r| r.radius), size).0;
+        let wr = n.wire_radius.max(0.6 * dr);
+        for (k, node) in nodes.needle.iter_mut().enumerate() {
+            let u0 = k as f64 / NEEDLE_PIECES as f64;
+            let u1 = (k + 1) as f64 / NEEDLE_PIECES as f64;
+            place(
+                node,
+                &n.point(&t.position, &t.rotation, u0),
+                &n.point(&t.position, &t.rotation, u1),
+                wr,
+            );
+        }
+    } else {
+        for node in nodes.needle.iter_mut() {
+            node.set_visible(false);
+        }
+    }
+    exaggeration
+}
+
+/// Lines drawn each frame: the ghost needle and spring, the force arrow, the incision mark.
+pub(super) fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals) {
+    if let Some(su) = &snap.suturing {
+        // The skin: the deformed top lattice of each half.
+        let skin = Color::new(0.62, 0.32, 0.30, 1.0);
+        let mut off = 0;
+        for &(nx, nz) in &su.grid {
+            let at = |i: usize, j: usize| su.top[off + j * nx + i] + V3::new(0.0, 1e-4, 0.0);
+            for j in 0..nz {
+                for i in 0..nx {
+                    if i + 1 < nx {
+                        window.draw_line(f32v(&at(i, j)), f32v(&at(i + 1, j)), skin, 1.0, false);
+                    }
+                    if j + 1 < nz {
+                        window.draw_line(f32v(&at(i, j)), f32v(&at(i, j + 1)), skin, 1.0, false);
+                    }
+                }
+            }
+            off += nx * nz;
+        }
+        // Targets (entry green, exit blue) and holes (yellow: suture through, white: needle).
+        let cross = |window: &mut Window, p: &V3, r: f64, c: Color| {
+            let lift = V3::new(0.0, 2e-4, 0.0);
+            for d in [V3::new(r, 0.0, r), V3::new(r, 0.0, -r)] {
+                window.draw_line(f32v(&(p + lift - d)), f32v(&(p + lift + d)), c, 3.0, false);
+            }
+        };
+        for (p, entry) in &su.targets {
+            let c = if *entry {
+                Color::new(0.1, 0.8, 0.2, 1.0)
+            } else {
+                Color::new(0.2, 0.4, 1.0, 1.0)
+            };
+            cross(window, p, 1.2e-3, c);
+        }
+        for (p, suture) in &su.holes {
+            let c = if *suture {
+                Color::new(1.0, 0.85, 0.1, 1.0)
+            } else {
+                Color::new(1.0, 1.0, 1.0, 1.0)
+            };
+            cross(window, p, 1.0e-3, c);
+        }
+    } else if let Some(t) = &visuals.tissue {
+        let top = t.center.y + 0.5 * t.size.y + 1e-4;
+        // The incision runs across the pad (along z), as a stitch crosses it.
+        let a = V3::new(t.center.x, top, t.center.z - 0.35 * t.size.z);
+        let b = V3::new(t.center.x, top, t.center.z + 0.35 * t.size.z);
+        window.draw_line(
+            f32v(&a),
+            f32v(&b),
+            Color::new(0.45, 0.1, 0.1, 1.0),
+            3.0,
+            false,
+        );
+    }
+    let Some(tool) = &snap.tool else { return };
+    if let Some(n) = &visuals.needle {
+        let mut prev = n.point(&tool.target, &tool.target_rotation, 0.0);
+        for k in 1..=NEEDLE_PIECES {
+            let p = n.point(
+                &tool.target,
+                &tool.target_rotation,
+                k as f64 / NEEDLE_PIECES as f64,
+            );
+            window.draw_line(f32v(&prev), f32v(&p), GHOST, 2.0, false);
+            prev = p;
+        }
+    }
+    // The coupling spring from the device pose to the held node.
+    window.draw_line(
+        f32v(&tool.target),
+        f32v(&tool.position),
+        Color::new(0.3, 0.9, 0.4, 1.0),
+        1.5,
+        false,
+    );
+    // Force on the rod (the hand feels its opposite).
+    let f = tool.force;
+    let len = (f.norm() * ARROW_PER_NEWTON).min(ARROW_MAX);
+    if len > 1e-5 {
+        let dir = f / f.norm();
+        let tip = tool.position + dir * len;
+        window.draw_line(f32v(&tool.position), f32v(&tip), FORCE, 4.0, false);
+        let side = crate::math::any_perpendicular(&dir) * (0.2 * len);
+        let back = tip - dir * (0.3 * len);
+        window.draw_line(f32v(&tip), f32v(&(back + side)), FORCE, 4.0, false);
+        window.draw_line(f32v(&tip), f32v(&(back - side)), FORCE, 4.0, false);
+    }
+}
+
+/// The 3-D scene: the light, and the rod, needle and pad nodes once the first snapshot came.
+pub(super) struct View {
+    /// The scene graph's root.
+    pub(super) root: SceneNode3d,
+    /// Kept with the scene it lights.
+    _light: SceneNode3d,
+    /// The nodes (None until the first snapshot).
+    nodes: Option<Nodes>,
+    /// The scene's size [m] (display radii are relative to it).
+    size: f64,
+}
+
+impl View {
+    /// Background, ambient light and a point light; no nodes yet.
+    pub(super) fn new(window: &mut Window) -> Self {
+        window.set_background_color(Color::new(0.16, 0.17, 0.19, 1.0));
+        window.set_ambient(0.35);
+        let mut root = SceneNode3d::empty();
+        let mut light = root.add_light(Light::point(100.0));
+        light.set_position(Vec3::new(0.3, 0.8, 0.5));
+        Self {
+            root,
+            _light: light,
+            nodes: None,
+            size: 0.1,
+        }
+    }
+
+    /// Make the nodes from the first snapshot's shape.
+    pub(super) fn build(&mut self, snap: &Snapshot, visuals: &Visuals) {
+        self.size = scene_size(snap, visuals);
+        self.nodes = Some(build(&mut self.root, snap, visuals));
+    }
+
+    /// Move the nodes to `snap`; returns the tube radius exaggeration, or None before
+    /// [`View::build`].
+    pub(super) fn update(&mut self, snap: &Snapshot, visuals: &Visuals) -> Option<f64> {
+        let size = self.size;
+        self.nodes.as_mut().map(|n| update(n, snap, visuals, size))
+    }
+}

@@ -1,0 +1,212 @@
+//! The record types of a recording and their byte layouts (little-endian; `vec3` is three
+//! f64, `quat` four f64 in the order i, j, k, w, `str` a u32 byte length and UTF-8).
+
+use crate::device::DeviceSample;
+use crate::math::Vec3;
+use crate::sim::ToolTarget;
+use crate::sim::suturing::Event;
+
+/// The first 8 bytes of every recording.
+pub const MAGIC: [u8; 8] = *b"\x89SUTREC\n";
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Chunk kinds (the byte after a chunk's length).
+pub(super) const HEADER: u8 = 1;
+pub(super) const STEPS: u8 = 2;
+pub(super) const SAMPLES: u8 = 3;
+pub(super) const EVENTS: u8 = 4;
+pub(super) const DIGESTS: u8 = 5;
+pub(super) const END: u8 = 6;
+
+/// Smallest encoded size of a step, sample, event and digest record [bytes]: the decoder
+/// refuses a record count its chunk's payload cannot hold.
+pub(super) const MIN_STEP: usize = 8 + 8 + 1 + 12 * 8;
+/// See [`MIN_STEP`].
+pub(super) const MIN_SAMPLE: usize = 8 + 24 + 1;
+/// See [`MIN_STEP`].
+pub(super) const MIN_EVENT: usize = 8 + 8 + 1;
+/// See [`MIN_STEP`].
+pub(super) const MIN_DIGEST: usize = 16;
+
+/// Largest chunk payload the decoder accepts [bytes] (the recorder writes far smaller ones).
+pub const MAX_CHUNK: usize = 64 << 20;
+
+/// What a session was: enough to rebuild its world and coupling exactly.
+///
+/// Layout (chunk kind 1): the five strings in field order, then `dt`, `haptic_period` (f64),
+/// `digest_every`, `tool_rod`, `tool_node` (u64), `k`, `c`, `kr`, `started_unix` (f64).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    /// `CARGO_PKG_VERSION` of the build that recorded.
+    pub crate_version: String,
+    /// The scene's path as given, and its full text.
+    pub scene_path: String,
+    /// See `scene_path`.
+    pub scene_text: String,
+    /// The device's name and its profile's text (empty: no profile, e.g. mouse or scripted).
+    pub device: String,
+    /// See `device`.
+    pub profile_text: String,
+    /// Physics step [s] and haptic period [s].
+    pub dt: f64,
+    /// See `dt`.
+    pub haptic_period: f64,
+    /// A state digest every this many steps.
+    pub digest_every: u64,
+    /// The held rod and node.
+    pub tool_rod: u64,
+    /// See `tool_rod`.
+    pub tool_node: u64,
+    /// Coupling gains in the physics: k [N/m], c [N s/m], k_r [N m/rad].
+    pub k: f64,
+    /// See `k`.
+    pub c: f64,
+    /// See `k`.
+    pub kr: f64,
+    /// Wall-clock start [s since the Unix epoch].
+    pub started_unix: f64,
+}
+
+/// The physical range of a recording's physics step `dt` [s], inclusive: the range of a
+/// scene's `[solver] dt` (`scene::DT_RANGE`, where it is explained), checked by
+/// [`Header::validate`] when a recording is read for replay or assessment.
+pub const DT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=0.1;
+
+/// A header value replay and assessment cannot compute with.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum HeaderError {
+    /// `dt` outside [`DT_RANGE`].
+    #[error(
+        "header.dt must be in [{:e}, {}] [s] (the physics period of the session), got {dt:e}",
+        DT_RANGE.start(),
+        DT_RANGE.end()
+    )]
+    Dt {
+        /// The recorded value [s].
+        dt: f64,
+    },
+}
+
+impl Header {
+    /// Check the values replay and assessment compute with: the error names the field, its
+    /// range and the value.
+    pub fn validate(&self) -> Result<(), HeaderError> {
+        if !DT_RANGE.contains(&self.dt) {
+            return Err(HeaderError::Dt { dt: self.dt });
+        }
+        Ok(())
+    }
+}
+
+/// One physics step: the target it consumed and what it produced.
+///
+/// Layout (in a chunk of kind 2): `step` u64 · `time` f64 · flags u8 (bit 0 a target follows,
+/// 1 grasped, 2 converged, 3 failed) · the target if any (`t` f64, position vec3, rotation
+/// quat, velocity vec3, angular velocity vec3, buttons u32, hand force vec3) ·
+/// `tool_position`, `tip_position`, `coupling_force` (vec3) · `tip_force`, `tension`, `gap`,
+/// `tissue_force` (f64).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepRecord {
+    /// Step index (1 for the first step).
+    pub step: u64,
+    /// Simulated time after the step [s].
+    pub time: f64,
+    /// The device target the step consumed (None before the first device sample).
+    pub target: Option<ToolTarget>,
+    /// The tool's position after the step [m] (the needle's grip point, or the held node).
+    pub tool_position: Vec3,
+    /// Tool tip position [m] (the needle's point; the held node for a rod).
+    pub tip_position: Vec3,
+    /// The coupling spring's force on the tool [N].
+    pub coupling_force: Vec3,
+    /// Needle tip force on the skin [N], largest suture tension [N], incision gap [m]
+    /// (0 without suturing).
+    pub tip_force: f64,
+    /// See `tip_force`.
+    pub tension: f64,
+    /// See `tip_force`.
+    pub gap: f64,
+    /// Force of all tissue channels on the tissue, summed in magnitude [N].
+    pub tissue_force: f64,
+    /// Whether the tool is grasped; whether the solve converged; whether it failed.
+    pub grasped: bool,
+    /// See `grasped`.
+    pub converged: bool,
+    /// See `grasped`.
+    pub failed: bool,
+}
+
+/// One haptic tick: the raw device sample and the force sent to the hand.
+///
+/// Layout (in a chunk of kind 3): `t` f64 · `hand_force` vec3 · flag u8 (1: a sample follows:
+/// `t` f64, position vec3, rotation quat, velocity vec3, angular velocity vec3, buttons u32).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleRecord {
+    /// Loop time [s since start].
+    pub t: f64,
+    /// The device's reading (None: the device faulted at this tick).
+    pub sample: Option<DeviceSample>,
+    /// Force rendered to the hand [N], world frame.
+    pub hand_force: Vec3,
+}
+
+/// An event and the step that raised it.
+///
+/// Layout (in a chunk of kind 4): `step` u64 · event time f64 · event kind u8 (0 puncture,
+/// 1 exit, 2 repuncture, 3 withdrawn, 4 suture through, 5 needle dropped, 6 needle grasped,
+/// 7 knot tied, 8 suture broken) and its fields in declaration order (a face as u8: 0 top,
+/// 1 wound, 2 other; a bool as u8; an optional f64 as a flag byte and the value; a knot name as a
+/// string, empty for none; its determinant as u128; counts and indices as u64).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventRecord {
+    /// Step index.
+    pub step: u64,
+    /// The event.
+    pub event: Event,
+}
+
+/// A state digest (`sim::World::digest`) after a step.
+///
+/// Layout (in a chunk of kind 5): `step` u64 · `digest` u64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DigestRecord {
+    /// Step index.
+    pub step: u64,
+    /// Digest.
+    pub digest: u64,
+}
+
+/// The end record.
+///
+/// Layout (chunk kind 6): `steps`, `digest` (u64) · `wall` f64 · `dropped` u64 · `note` str.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct End {
+    /// Steps taken, and the state digest after the last one.
+    pub steps: u64,
+    /// See `steps`.
+    pub digest: u64,
+    /// Wall time of the session [s].
+    pub wall: f64,
+    /// Records the real-time loops could not hand to the recorder (ring full).
+    pub dropped: u64,
+    /// Why the session ended, and write errors, if any.
+    pub note: String,
+}
+
+/// A decoded recording.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recording {
+    /// Header.
+    pub header: Header,
+    /// Physics steps, in order.
+    pub steps: Vec<StepRecord>,
+    /// Device samples, in order.
+    pub samples: Vec<SampleRecord>,
+    /// Events, in order.
+    pub events: Vec<EventRecord>,
+    /// State digests, in order.
+    pub digests: Vec<DigestRecord>,
+    /// The end record (None: the session did not end cleanly).
+    pub end: Option<End>,
+}

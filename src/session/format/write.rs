@@ -1,0 +1,276 @@
+//! Encoding: the [`Writer`] appends the preamble and CRC-framed chunks of records to a byte
+//! buffer; [`encode`] writes a whole [`Recording`].
+
+use crate::math::{Quat, Vec3};
+use crate::sim::ToolTarget;
+use crate::sim::suturing::EventKind;
+use crate::tissue::Face;
+
+use super::records::{
+    DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header, MAGIC,
+    Recording, SAMPLES, STEPS, SampleRecord, StepRecord,
+};
+
+/// Appends little-endian values to a byte buffer.
+#[derive(Default)]
+pub struct Writer {
+    /// The bytes so far.
+    pub buf: Vec<u8>,
+}
+
+impl Writer {
+    fn u8(&mut self, x: u8) {
+        self.buf.push(x);
+    }
+    fn u32(&mut self, x: u32) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    fn u64(&mut self, x: u64) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    fn f64(&mut self, x: f64) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    fn vec3(&mut self, v: &Vec3) {
+        self.f64(v.x);
+        self.f64(v.y);
+        self.f64(v.z);
+    }
+    fn quat(&mut self, q: &Quat) {
+        for c in q.coords.iter() {
+            self.f64(*c);
+        }
+    }
+    fn str(&mut self, s: &str) {
+        self.u32(s.len() as u32);
+        self.buf.extend_from_slice(s.as_bytes());
+    }
+    fn opt_f64(&mut self, x: Option<f64>) {
+        // NaN-free option: a flag byte, then the value.
+        match x {
+            Some(v) => {
+                self.u8(1);
+                self.f64(v);
+            }
+            None => self.u8(0),
+        }
+    }
+
+    /// Start the file: magic and version.
+    pub fn preamble(&mut self) {
+        self.buf.extend_from_slice(&MAGIC);
+        self.u32(FORMAT_VERSION);
+    }
+
+    /// Append one chunk of `kind` whose payload `body` writes.
+    fn chunk(&mut self, kind: u8, body: impl FnOnce(&mut Writer)) {
+        let start = self.buf.len();
+        self.u32(0);
+        self.u8(kind);
+        body(self);
+        let n = (self.buf.len() - start - 5) as u32;
+        self.buf[start..start + 4].copy_from_slice(&n.to_le_bytes());
+        let crc = crc32fast::hash(&self.buf[start + 4..]);
+        self.u32(crc);
+    }
+
+    /// The header chunk.
+    pub fn header(&mut self, h: &Header) {
+        self.chunk(HEADER, |w| {
+            w.str(&h.crate_version);
+            w.str(&h.scene_path);
+            w.str(&h.scene_text);
+            w.str(&h.device);
+            w.str(&h.profile_text);
+            w.f64(h.dt);
+            w.f64(h.haptic_period);
+            w.u64(h.digest_every);
+            w.u64(h.tool_rod);
+            w.u64(h.tool_node);
+            w.f64(h.k);
+            w.f64(h.c);
+            w.f64(h.kr);
+            w.f64(h.started_unix);
+        });
+    }
+
+    fn target(&mut self, t: &ToolTarget) {
+        self.f64(t.t);
+        self.vec3(&t.position);
+        self.quat(&t.rotation);
+        self.vec3(&t.velocity);
+        self.vec3(&t.angular_velocity);
+        self.u32(t.buttons);
+        self.vec3(&t.hand_force);
+    }
+
+    /// A chunk of step records.
+    pub fn steps(&mut self, steps: &[StepRecord]) {
+        self.chunk(STEPS, |w| {
+            w.u32(steps.len() as u32);
+            for s in steps {
+                w.u64(s.step);
+                w.f64(s.time);
+                let flags = u8::from(s.target.is_some())
+                    | u8::from(s.grasped) << 1
+                    | u8::from(s.converged) << 2
+                    | u8::from(s.failed) << 3;
+                w.u8(flags);
+                if let Some(t) = &s.target {
+                    w.target(t);
+                }
+                w.vec3(&s.tool_position);
+                w.vec3(&s.tip_position);
+                w.vec3(&s.coupling_force);
+                w.f64(s.tip_force);
+                w.f64(s.tension);
+                w.f64(s.gap);
+                w.f64(s.tissue_force);
+            }
+        });
+    }
+
+    /// A chunk of device samples.
+    pub fn samples(&mut self, samples: &[SampleRecord]) {
+        self.chunk(SAMPLES, |w| {
+            w.u32(samples.len() as u32);
+            for s in samples {
+                w.f64(s.t);
+                w.vec3(&s.hand_force);
+                match &s.sample {
+                    Some(d) => {
+                        w.u8(1);
+                        w.f64(d.t);
+                        w.vec3(&d.position);
+                        w.quat(&d.rotation);
+                        w.vec3(&d.velocity);
+                        w.vec3(&d.angular_velocity);
+                        w.u32(d.buttons);
+                    }
+                    None => w.u8(0),
+                }
+            }
+        });
+    }
+
+    /// A chunk of events.
+    pub fn events(&mut self, events: &[EventRecord]) {
+        self.chunk(EVENTS, |w| {
+            w.u32(events.len() as u32);
+            for e in events {
+                w.u64(e.step);
+                w.f64(e.event.time);
+                w.event_kind(&e.event.kind);
+            }
+        });
+    }
+
+    fn face(&mut self, f: &Face) {
+        self.u8(match f {
+            Face::Top => 0,
+            Face::Wound => 1,
+            Face::Other => 2,
+        });
+    }
+
+    fn event_kind(&mut self, k: &EventKind) {
+        match k {
+            EventKind::Puncture {
+                face,
+                position,
+                angle,
+                force,
+                target_error,
+                repeat,
+            } => {
+                self.u8(0);
+                self.face(face);
+                self.vec3(position);
+                self.f64(*angle);
+                self.f64(*force);
+                self.opt_f64(*target_error);
+                self.u8(u8::from(*repeat));
+            }
+            EventKind::Exit {
+                face,
+                position,
+                target_error,
+            } => {
+                self.u8(1);
+                self.face(face);
+                self.vec3(position);
+                self.opt_f64(*target_error);
+            }
+            EventKind::Repuncture { position, force } => {
+                self.u8(2);
+                self.vec3(position);
+                self.f64(*force);
+            }
+            EventKind::Withdrawn { position } => {
+                self.u8(3);
+                self.vec3(position);
+            }
+            EventKind::SutureThrough { position } => {
+                self.u8(4);
+                self.vec3(position);
+            }
+            EventKind::NeedleDropped => self.u8(5),
+            EventKind::NeedleGrasped { at } => {
+                self.u8(6);
+                self.f64(*at);
+            }
+            EventKind::KnotTied {
+                name,
+                determinant,
+                crossings,
+            } => {
+                self.u8(7);
+                self.str(name.unwrap_or(""));
+                self.buf.extend_from_slice(&determinant.to_le_bytes());
+                self.u64(*crossings as u64);
+            }
+            EventKind::SutureBroken { segment, tension } => {
+                self.u8(8);
+                self.u64(*segment as u64);
+                self.f64(*tension);
+            }
+        }
+    }
+
+    /// A chunk of digests.
+    pub fn digests(&mut self, digests: &[DigestRecord]) {
+        self.chunk(DIGESTS, |w| {
+            w.u32(digests.len() as u32);
+            for d in digests {
+                w.u64(d.step);
+                w.u64(d.digest);
+            }
+        });
+    }
+
+    /// The end chunk.
+    pub fn end(&mut self, e: &End) {
+        self.chunk(END, |w| {
+            w.u64(e.steps);
+            w.u64(e.digest);
+            w.f64(e.wall);
+            w.u64(e.dropped);
+            w.str(&e.note);
+        });
+    }
+}
+
+/// The whole recording as bytes (one chunk per record kind; the recorder writes many).
+pub fn encode(r: &Recording) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.preamble();
+    w.header(&r.header);
+    w.steps(&r.steps);
+    w.samples(&r.samples);
+    w.events(&r.events);
+    w.digests(&r.digests);
+    if let Some(e) = &r.end {
+        w.end(e);
+    }
+    w.buf
+}
