@@ -183,6 +183,48 @@ pub enum RodModel {
     },
 }
 
+/// The parts of a dynamic rod model (Cosserat or DER) a step needs.
+pub(crate) struct DynamicParts<'a> {
+    /// The rod, through the solver interface both models share.
+    pub rod: &'a mut dyn DynamicRod,
+    /// Equilibrium per frame instead of dynamics.
+    pub quasi_static: bool,
+    /// Contact with the scene's obstacles, if any.
+    pub contact: &'a mut Option<Box<ObstacleContact>>,
+    /// Self-contact (IMC), if the scene asks for it.
+    pub self_contact: &'a mut Option<Box<SelfContact>>,
+}
+
+impl RodModel {
+    /// A dynamic model's parts (None for STRANDS).
+    pub(crate) fn dynamic_mut(&mut self) -> Option<DynamicParts<'_>> {
+        let (rod, quasi_static, contact, self_contact): (&mut dyn DynamicRod, _, _, _) = match self
+        {
+            RodModel::Strands(_) => return None,
+            RodModel::Cosserat {
+                rod,
+                quasi_static,
+                contact,
+                self_contact,
+                ..
+            } => (rod.as_mut(), *quasi_static, contact, self_contact),
+            RodModel::Der {
+                rod,
+                quasi_static,
+                contact,
+                self_contact,
+                ..
+            } => (rod.as_mut(), *quasi_static, contact, self_contact),
+        };
+        Some(DynamicParts {
+            rod,
+            quasi_static,
+            contact,
+            self_contact,
+        })
+    }
+}
+
 /// One rod of the world.
 #[derive(Clone, Debug)]
 pub struct SimRod {

@@ -12,11 +12,12 @@
 use super::needle::NeedleTarget;
 use super::tool::{StrandsCoupling, ToolSpring};
 use super::{
-    ContactStats, ModelError, RodModel, RodReport, SelfContactStats, SimError, StepReport, World,
-    contact_potentials, contact_stats, pose_obstacles, self_contact_stats, suture_step,
+    ContactStats, DynamicParts, ModelError, RodModel, RodReport, SelfContactStats, SimError,
+    StepReport, World, contact_potentials, contact_stats, pose_obstacles, self_contact_stats,
+    suture_step,
 };
 use crate::math::{Quat, Vec3};
-use crate::rod::{DynamicRod, NodePotential, SolverReport, StrandsReport};
+use crate::rod::{NodePotential, SolverReport, StrandsReport};
 
 /// Button bit that toggles the grasp (device::mouse::GRASP_BUTTON; the device layer sits
 /// beside sim, so the bit is restated here and a test in runtime checks they agree).
@@ -469,38 +470,16 @@ impl World {
                     }
                 }
                 RodModel::Strands(_) => Ok(()),
-                RodModel::Cosserat {
-                    rod: c,
-                    quasi_static,
-                    contact,
-                    self_contact,
-                    ..
-                } => step_dynamic(
-                    c.as_mut(),
-                    *quasi_static,
-                    contact,
-                    self_contact,
-                    tool,
-                    (&self.obstacle_motions, &rod.drive),
-                    clock,
-                    (&mut out, tl),
-                ),
-                RodModel::Der {
-                    rod: c,
-                    quasi_static,
-                    contact,
-                    self_contact,
-                    ..
-                } => step_dynamic(
-                    c.as_mut(),
-                    *quasi_static,
-                    contact,
-                    self_contact,
-                    tool,
-                    (&self.obstacle_motions, &rod.drive),
-                    clock,
-                    (&mut out, tl),
-                ),
+                model => match model.dynamic_mut() {
+                    Some(parts) => step_dynamic(
+                        parts,
+                        tool,
+                        (&self.obstacle_motions, &rod.drive),
+                        clock,
+                        (&mut out, tl),
+                    ),
+                    None => Ok(()),
+                },
             };
             // 4. Guard: the failed rod's solver has rolled it back; report the first.
             if let Err(source) = res {
@@ -641,18 +620,20 @@ impl World {
 /// Phase 3 for one dynamic rod (Cosserat or DER): one implicit step to `clock.t`, or its
 /// equilibrium at `clock.t` when quasi-static, with its contact potentials and a tool's
 /// coupling. Tallies iterations into `out` (and the offline frame's tally).
-#[allow(clippy::too_many_arguments)]
 fn step_dynamic(
-    c: &mut dyn DynamicRod,
-    quasi_static: bool,
-    contact: &mut Option<Box<crate::contact::ObstacleContact>>,
-    self_contact: &mut Option<Box<crate::contact::SelfContact>>,
+    parts: DynamicParts<'_>,
     tool: Option<&mut Tool>,
     (motions, drive): (&[super::EndMotion], &super::RodDrive),
     clock: Substep,
     (out, tally): (&mut StepOutputs, Option<&mut RodTally>),
 ) -> Result<(), ModelError> {
     let Substep { h, t, .. } = clock;
+    let DynamicParts {
+        rod: c,
+        quasi_static,
+        contact,
+        self_contact,
+    } = parts;
     if quasi_static && !clock.settle || !quasi_static && !clock.dynamic {
         return Ok(());
     }

@@ -22,7 +22,7 @@ pub mod energy;
 pub mod newton;
 pub mod pd;
 
-use crate::math::{E3, Mat3, Quat, Vec3, rotation_from_matrix};
+use crate::math::{Mat3, Quat, Vec3};
 use crate::rod::implicit::newton::LinearSystem;
 use crate::rod::implicit::{Drive, DynamicParams, EndCondition, SolverConfig, SolverReport};
 
@@ -135,10 +135,7 @@ impl CosseratRod {
         frame: Mat3,
     ) -> Self {
         let n = params.segments;
-        let l = params.segment_length;
-        let t = frame * E3;
-        let x = (0..=n).map(|i| start + t * (l * i as f64)).collect();
-        let q0 = rotation_from_matrix(&frame);
+        let (x, q0) = params.straight(start, &frame);
         CosseratRod::new(params, ends, config, x, vec![q0; n])
     }
 

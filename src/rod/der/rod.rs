@@ -295,16 +295,8 @@ impl DerRod {
         frame: Mat3,
     ) -> Self {
         let n = params.segments;
-        let l = params.segment_length;
-        let t = frame * E3;
-        let x = (0..=n).map(|i| start + t * (l * i as f64)).collect();
-        DerRod::new(
-            params,
-            ends,
-            config,
-            x,
-            vec![rotation_from_matrix(&frame); n],
-        )
+        let (x, q0) = params.straight(start, &frame);
+        DerRod::new(params, ends, config, x, vec![q0; n])
     }
 
     /// A rod at rest along the polyline `x` (N+1 nodes), material frames carried along it by

@@ -15,7 +15,7 @@ pub mod potential;
 
 pub use potential::{LowRank, NodePotential, PotentialSink, Projection};
 
-use crate::math::{Quat, Vec3};
+use crate::math::{E3, Mat3, Quat, Vec3, rotation_from_matrix};
 use crate::rod::RodParams;
 use newton::Problem;
 use potential::Potentials;
@@ -102,6 +102,17 @@ pub struct DynamicParams {
 }
 
 impl DynamicParams {
+    /// The nodes [m] of a straight rod of these segments from `start` along the frame's d3,
+    /// and the frame as a quaternion (every segment's, at rest).
+    pub fn straight(&self, start: Vec3, frame: &Mat3) -> (Vec<Vec3>, Quat) {
+        let t = frame * E3;
+        let l = self.segment_length;
+        let x = (0..=self.segments)
+            .map(|i| start + t * (l * i as f64))
+            .collect();
+        (x, rotation_from_matrix(frame))
+    }
+
     /// Parameters of a rod of length `length` [m] in `segments` segments, from its material.
     pub fn new(p: &RodParams, length: f64, segments: usize) -> Self {
         let (a, i) = (p.area(), p.second_moment());
