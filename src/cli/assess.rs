@@ -21,9 +21,9 @@ enum AssessError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
-    /// Writing its HTML report (session::report reports as text).
-    #[error("{0}")]
-    Report(String),
+    /// Writing its HTML report and plots.
+    #[error(transparent)]
+    Report(#[from] suture::session::report::ReportError),
 }
 
 /// `suture assess FILES --out DIR`.

@@ -24,10 +24,26 @@ fn register_font() {
     });
 }
 
-type Plot = Result<(), String>;
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// Drawing or encoding a plot failed (plotters' and png's errors, as they print).
+    #[error("plot: {0}")]
+    Plot(String),
+}
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("plot: {e:?}")
+type Plot = Result<(), ReportError>;
+
+fn err<E: std::fmt::Debug>(e: E) -> ReportError {
+    ReportError::Plot(format!("{e:?}"))
 }
 
 /// Draw into an RGB buffer of `w`×`h` with `draw`, and write it as a PNG to `path`.
@@ -44,7 +60,10 @@ fn png(
         draw(root.clone())?;
         root.present().map_err(err)?;
     }
-    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f = std::fs::File::create(path).map_err(|source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut enc = ::png::Encoder::new(std::io::BufWriter::new(f), w, h);
     enc.set_color(::png::ColorType::Rgb);
     enc.set_depth(::png::BitDepth::Eight);
@@ -277,7 +296,12 @@ fn esc(s: &str) -> String {
 
 /// Write `STEM.html` and its plots `STEM-force.png`, `STEM-tension.png`, `STEM-path.png`,
 /// `STEM-accuracy.png` into `dir`. Returns the files written.
-pub fn write(rec: &Recording, m: &Metrics, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
+pub fn write(
+    rec: &Recording,
+    m: &Metrics,
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<PathBuf>, ReportError> {
     let file = |s: &str| dir.join(format!("{stem}-{s}.png"));
     let hand: Vec<f64> = rec.steps.iter().map(|s| s.coupling_force.norm()).collect();
     let tissue: Vec<f64> = rec.steps.iter().map(|s| s.tissue_force).collect();
@@ -403,7 +427,10 @@ td,th{{border:1px solid #ccc;padding:4px 10px;text-align:left}}img{{display:bloc
 window.addEventListener('load', () => {\n  const imgs = [...document.querySelectorAll('img.plot')];\n  \
 document.body.dataset.plotsLoaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;\n});\n</script>\n</body></html>\n";
     let html = dir.join(format!("{stem}.html"));
-    std::fs::write(&html, h).map_err(|e| format!("{}: {e}", html.display()))?;
+    std::fs::write(&html, h).map_err(|source| ReportError::Io {
+        path: html.clone(),
+        source,
+    })?;
     Ok(vec![
         html,
         file("force"),
