@@ -50,12 +50,52 @@ struct Opened {
     mouse: Option<ringbuf::HeapProd<MouseInput>>,
 }
 
+/// Why `--device` could not be opened.
+#[derive(Debug, thiserror::Error)]
+enum OpenError {
+    /// The scene's workspace map is not valid.
+    #[error("[tool] workspace: {0}")]
+    Workspace(suture::coupling::spring::MapError),
+    /// The mouse without a window.
+    #[error("--device mouse needs the viewer; a headless run needs --device scripted:FILE or hid")]
+    MouseHeadless,
+    /// A bad trajectory file or device profile (located).
+    #[error(transparent)]
+    File(#[from] suture::located::FileError),
+    /// The HID subsystem could not be listed.
+    #[cfg(feature = "hid")]
+    #[error(transparent)]
+    Enumerate(#[from] suture::device::hid::EnumerateError),
+    /// A matching HID device could not be opened.
+    #[cfg(feature = "hid")]
+    #[error("cannot open {name}: {source} (check permissions on /dev/hidraw*)")]
+    Open {
+        /// The profile's name.
+        name: String,
+        /// What the device layer said.
+        source: suture::device::DeviceError,
+    },
+    /// No present HID device matches.
+    #[cfg(feature = "hid")]
+    #[error("--device hid: no HID device present matches {0} (see `suture devices`)")]
+    NoMatch(String),
+    /// Built without hidapi.
+    #[cfg(not(feature = "hid"))]
+    #[error("built without HID support (cargo feature `hid`)")]
+    NoHid,
+    /// Not a device this build knows.
+    #[error(
+        "--device: unknown device \"{0}\"; use mouse, hid, hid:PROFILE.toml or scripted:FILE.csv"
+    )]
+    Unknown(String),
+}
+
 fn open_device(
     spec: &str,
     profiles: &str,
     sc: &scene::Scene,
     headless: bool,
-) -> Result<Opened, String> {
+) -> Result<Opened, OpenError> {
     let tool = sc.tool.expect("checked by the caller");
     let frame = run::tool_frame(&sc.world, &tool);
     let map = WorkspaceMap::new(
@@ -64,21 +104,18 @@ fn open_device(
         Quat::identity(),
         [false; 3],
     )
-    .map_err(|e| format!("[tool] workspace: {e}"))?
+    .map_err(OpenError::Workspace)?
     .with_frame(frame);
     if spec == "mouse" {
         if headless {
-            return Err(
-                "--device mouse needs the viewer; a headless run needs --device scripted:FILE or hid"
-                    .to_string(),
-            );
+            return Err(OpenError::MouseHeadless);
         }
         let rod = &sc.world.rods[tool.rod];
         // The mouse works in world coordinates: identity map (but the tool frame), starting
         // on the held node at the identity orientation.
         let (m, tx) = MouseDevice::new(rod.positions()[tool.node], Quat::identity(), 4096);
         let ident = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
-            .map_err(|e| e.to_string())?
+            .map_err(OpenError::Workspace)?
             .with_frame(frame);
         return Ok(Opened {
             device: Box::new(m),
@@ -88,7 +125,7 @@ fn open_device(
         });
     }
     if let Some(file) = spec.strip_prefix("scripted:") {
-        let d = ScriptedDevice::load(file).map_err(|e| e.to_string())?;
+        let d = ScriptedDevice::load(file)?;
         return Ok(Opened {
             device: Box::new(d),
             map,
@@ -105,18 +142,15 @@ fn open_device(
             mouse: None,
         });
     }
-    Err(format!(
-        "--device: unknown device \"{spec}\"; use mouse, hid, hid:PROFILE.toml or scripted:FILE.csv"
-    ))
+    Err(OpenError::Unknown(spec.to_string()))
 }
 
 #[cfg(feature = "hid")]
-fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, f64), String> {
+fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
     use suture::device::DeviceProfile;
     let candidates: Vec<DeviceProfile> = match profile {
-        Some(file) => vec![DeviceProfile::load(file).map_err(|e| e.to_string())?],
-        None => suture::device::load_dir(dir)
-            .map_err(|e| e.to_string())?
+        Some(file) => vec![DeviceProfile::load(file)?],
+        None => suture::device::load_dir(dir)?
             .into_iter()
             .map(|(_, p)| p)
             .collect(),
@@ -126,21 +160,19 @@ fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, 
         if present.iter().any(|d| p.matches(d.vendor_id, d.product_id)) {
             let k = p.max_stiffness;
             let name = p.name.clone();
-            let dev = suture::device::hid::open(p).map_err(|e| {
-                format!("cannot open {name}: {e} (check permissions on /dev/hidraw*)")
-            })?;
+            let dev =
+                suture::device::hid::open(p).map_err(|source| OpenError::Open { name, source })?;
             return Ok((Box::new(dev), k));
         }
     }
-    Err(format!(
-        "--device hid: no HID device present matches {} (see `suture devices`)",
-        profile.map_or(format!("a profile in {dir}/"), |f| f.to_string())
+    Err(OpenError::NoMatch(
+        profile.map_or(format!("a profile in {dir}/"), |f| f.to_string()),
     ))
 }
 
 #[cfg(not(feature = "hid"))]
-fn open_hid(_: Option<&str>, _: &str) -> Result<(Box<dyn HapticDevice>, f64), String> {
-    Err("built without HID support (cargo feature `hid`)".to_string())
+fn open_hid(_: Option<&str>, _: &str) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
+    Err(OpenError::NoHid)
 }
 
 /// `suture run`.

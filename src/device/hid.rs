@@ -18,9 +18,14 @@ pub struct HidInfo {
     pub interface: i32,
 }
 
+/// The HID subsystem could not be opened (hidapi's message).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the HID subsystem: {0}")]
+pub struct EnumerateError(String);
+
 /// The HID interfaces present, or why they cannot be listed.
-pub fn enumerate() -> Result<Vec<HidInfo>, String> {
-    let api = hidapi::HidApi::new().map_err(|e| format!("cannot open the HID subsystem: {e}"))?;
+pub fn enumerate() -> Result<Vec<HidInfo>, EnumerateError> {
+    let api = hidapi::HidApi::new().map_err(|e| EnumerateError(e.to_string()))?;
     Ok(api
         .device_list()
         .map(|d| HidInfo {
