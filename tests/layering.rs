@@ -185,3 +185,57 @@ fn session_and_runtime_do_not_read_the_worlds_internals() {
         bad.join("\n")
     );
 }
+
+/// ARCHITECTURE.md names only what exists: every `name.rs` it mentions is a file under src/
+/// or tests/,
+/// and every CamelCase name with two or more capitals (a type: `StepOutputs`, `HapticCore`)
+/// is declared in src/ as a struct, enum, trait or type.
+#[test]
+fn architecture_names_only_what_exists() {
+    let text = std::fs::read_to_string("ARCHITECTURE.md").unwrap();
+    let mut fs = Vec::new();
+    files(std::path::Path::new("src"), &mut fs);
+    let mut all = fs.clone();
+    files(std::path::Path::new("tests"), &mut all);
+    let names: Vec<String> = all
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    // Words with two capitals that are not types.
+    let not_types = ["NaN", "NumPy"];
+    let source: String = fs
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
+    let mut missing = Vec::new();
+    for w in words {
+        let w = w.trim_end_matches('.');
+        if let Some(stem) = w.strip_suffix(".rs") {
+            if !stem.is_empty() && !names.iter().any(|n| n == w) {
+                missing.push(format!("file {w}"));
+            }
+            continue;
+        }
+        let capitals = w.chars().filter(|c| c.is_ascii_uppercase()).count();
+        let camel = w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && w.chars().any(|c| c.is_ascii_lowercase())
+            && capitals >= 2
+            && w.chars().all(|c| c.is_ascii_alphanumeric());
+        if camel
+            && !not_types.contains(&w)
+            && !["struct", "enum", "trait", "type"]
+                .iter()
+                .any(|k| source.contains(&format!("{k} {w}")))
+        {
+            missing.push(format!("type {w}"));
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what src/ does not have:\n{}",
+        missing.join("\n")
+    );
+}
