@@ -586,8 +586,8 @@ fn pd_suture_falls_onto_a_floor_and_rests_on_it() {
 /// STRANDS with contact as lagged point loads (contact::lagged): a clamped 10 cm suture
 /// sagging under its weight is propped by a bar (R = 5 mm) whose top is at half its free sag
 /// there. The lagged loads settle (Aitken relaxation) and the equilibrium matches the Cosserat
-/// quasi-static solve with the same bar (penalty in the Newton solve) within 1 % of the free tip
-/// sag at every node; the rod rests on the bar, not in it.
+/// quasi-static solve with the same bar (penalty in the Newton solve) within 0.1 % of the free
+/// tip sag at every node; the rod rests on the bar, not in it.
 #[test]
 fn strands_lagged_contact_matches_cosserat_on_a_bar() {
     use suture::scene::{self, Overrides};
@@ -668,5 +668,12 @@ fn strands_lagged_contact_matches_cosserat_on_a_bar() {
     );
     // The bar props the rod: its tip sags much less than free.
     assert!(-xs[60].y < 0.8 * tip_sag);
-    assert!(worst < 0.01 * tip_sag, "{worst}");
+    // Measured: largest node difference 6.552e-6 m, 0.0534 % of the free tip sag; tolerance
+    // 0.1 %, a 1.9× margin, so an error that doubles fails (`cargo test --release --test
+    // contact strands_lagged_contact_matches_cosserat_on_a_bar -- --nocapture`).
+    assert!(
+        worst < 1e-3 * tip_sag,
+        "{worst:.3e} m, {:.4} % of the sag",
+        100.0 * worst / tip_sag
+    );
 }

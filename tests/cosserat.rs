@@ -72,16 +72,17 @@ fn static_tip_load_matches_elastica_table_d5() {
             tip.x / l
         );
         assert!(rep.converged, "{rep:?}");
-        assert!(
-            (-tip.y / l - y_ref).abs() < 0.01 * y_ref,
-            "y/L {}",
-            -tip.y / l
+        let (ey, ex) = (
+            (-tip.y / l / y_ref - 1.0).abs(),
+            (tip.x / l / x_ref - 1.0).abs(),
         );
-        assert!(
-            (tip.x / l - x_ref).abs() < 0.01 * x_ref,
-            "x/L {}",
-            tip.x / l
-        );
+        println!("α {alpha}: relative error y/L {ey:.3e}, x/L {ex:.3e}");
+        // Measured relative errors (worst of α = 1, 3, both at α = 3): y/L 1.10e-4, x/L 4.6e-5;
+        // tolerances 2e-4 and 8e-5, margins 1.8× and 1.7×, so an error that doubles fails
+        // (`cargo test --release --test cosserat static_tip_load_matches_elastica_table_d5 --
+        // --nocapture`). The tables' 5 digits are good to 1.7e-5 of y/L, 6.7e-6 of x/L.
+        assert!(ey < 2e-4, "y/L {} (relative error {ey:.3e})", -tip.y / l);
+        assert!(ex < 8e-5, "x/L {} (relative error {ex:.3e})", tip.x / l);
     }
 }
 
@@ -151,12 +152,15 @@ fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
         let trace = run(&mut r, &d, h, steps);
         let fraction = -trace.last().unwrap().0 / reference;
         println!(
-            "D.12 {method:?} ({iterations} it/step): tip deflection after {:.3} s = {:.4} of static",
+            "D.12 {method:?} ({iterations} it/step): tip deflection after {:.3} s = {:.6} of static",
             steps as f64 * h,
             fraction
         );
         if method == Method::Newton {
-            assert!((fraction - 1.0).abs() < 0.05, "{fraction}");
+            // Measured 0.995551 (4.45e-3 short: the damped transient left after 6/ω₁ plus the
+            // N = 100 discretisation); tolerance 8e-3, a 1.8× margin, so an error that doubles
+            // fails (`cargo test --release --test cosserat d12_suture -- --nocapture`).
+            assert!((fraction - 1.0).abs() < 8e-3, "{fraction}");
         }
     }
 }
@@ -201,10 +205,13 @@ fn first_bending_frequency_matches_euler_bernoulli() {
     let period = (crossings[crossings.len() - 1] - crossings[0]) / (crossings.len() - 1) as f64;
     let f = 1.0 / period;
     println!(
-        "f₁ measured {f:.4} Hz, Euler–Bernoulli {f1:.4} Hz ({:+.2} %)",
+        "f₁ measured {f:.6} Hz, Euler–Bernoulli {f1:.6} Hz ({:+.4} %)",
         100.0 * (f / f1 - 1.0)
     );
-    assert!((f / f1 - 1.0).abs() < 0.03);
+    // Measured −0.1156 % (N = 50, h = 1 ms, midpoint); tolerance 0.2 %, a 1.7× margin, so an
+    // error that doubles fails (`cargo test --release --test cosserat first_bending_frequency
+    // -- --nocapture`).
+    assert!((f / f1 - 1.0).abs() < 2e-3, "f₁ {f} Hz vs {f1} Hz");
 }
 
 #[test]

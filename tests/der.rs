@@ -166,7 +166,7 @@ fn equilibrium(scene: &str, model: suture::scene::file::ModelName) -> (Vec<Vec3>
 
 #[test]
 fn cantilever_heavy_cantilever_and_catenary_agree_across_der_cosserat_and_strands() {
-    // Issue #8 Done-when 3: the three static scenes agree between the models within 1 % of
+    // Issue #8 Done-when 3: the three static scenes agree between the models within 0.06 % of
     // the rod's length (tip position for the cantilevers; the lowest point for the catenary,
     // which STRANDS, a clamped-start shooting method, does not run: pinned–pinned).
     use suture::scene::file::ModelName::{Cosserat, Der, Strands};
@@ -195,9 +195,13 @@ fn cantilever_heavy_cantilever_and_catenary_agree_across_der_cosserat_and_strand
                 "{scene}: der {pd:?} vs {m:?} {p:?}: {:.4} % of L",
                 100.0 * err
             );
+            // Measured, worst case: 0.0374 % of L (heavy cantilever, der vs cosserat; the others
+            // 0.0012–0.0129 %); tolerance 0.06 %, a 1.6× margin, so an error that doubles fails
+            // (`cargo test --release --test der cantilever_heavy_cantilever_and_catenary --
+            // --nocapture`).
             assert!(
-                err < 0.01,
-                "{scene}: der and {m:?} differ by {:.3} % of L",
+                err < 6e-4,
+                "{scene}: der and {m:?} differ by {:.4} % of L",
                 100.0 * err
             );
         }

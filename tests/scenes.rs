@@ -211,7 +211,7 @@ fn elements_and_model_flags_override_the_scene() {
 }
 
 /// D.11 (docs/derivations/cosserat.md §B.13.4): the Soler Fig. 9 rod pinned 0.5 m apart hangs as a catenary,
-/// sag 0.39819 L (inextensible), within 2 %.
+/// sag 0.39819 L (inextensible), within 0.07 %.
 #[test]
 fn catenary_scene_sags_like_a_catenary() {
     let out = std::env::temp_dir().join("suture_catenary.npz");
@@ -228,8 +228,14 @@ fn catenary_scene_sags_like_a_catenary() {
         .chunks(3)
         .map(|p| p[1])
         .fold(f64::INFINITY, f64::min);
-    println!("catenary sag {sag:.5} m (inextensible 0.39819)");
-    assert!((sag / 0.39819 - 1.0).abs() < 0.02, "{sag}");
+    println!(
+        "catenary sag {sag:.7} m (inextensible 0.39819): {:+.4} %",
+        100.0 * (sag / 0.39819 - 1.0)
+    );
+    // Measured −0.0393 % (the scene's rod stretches a little; the reference is inextensible);
+    // tolerance 0.07 %, a 1.8× margin, so an error that doubles fails (`cargo test --release
+    // --test scenes catenary_scene_sags_like_a_catenary -- --nocapture`).
+    assert!((sag / 0.39819 - 1.0).abs() < 7e-4, "{sag}");
 }
 
 /// Every dynamic scene runs to its end with every step converged (no warning on stderr). (The
