@@ -308,7 +308,14 @@ fn pulling_too_hard_breaks_the_suture_and_the_scene_goes_on() {
         .collect();
     assert_eq!(breaks.len(), 1, "{breaks:?}");
     let (t_b, tension) = breaks[0];
-    assert!((0.8..1.6).contains(&tension), "broke at {tension} N");
+    // The tension is checked once a step (1 ms), so the break is reported at the first step
+    // over 0.8 N, above it by at most one step's rise in tension. Measured 0.800129 N
+    // (+1.29e-4 N); tolerance +2.5e-4 N, a 1.9× margin, so an overshoot that doubles fails
+    // (`cargo test --release --test suturing pulling_too_hard -- --nocapture`).
+    assert!(
+        tension > 0.8 && tension < 0.8 + 2.5e-4,
+        "broke at {tension} N"
+    );
     let mean = |a: f64, b: f64| {
         let v: Vec<f64> = run
             .trace
