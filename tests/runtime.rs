@@ -322,13 +322,15 @@ frequency = 5.0
             "quasi-static: tip {tip:?}, target {:?}, coupling force {:?}, last error {:?}\n{r}",
             spring.target, spring.force, r.physics.last_error
         );
-        // A tick whose STRANDS solve is refused keeps the previous state (reported, the loop
-        // goes on); it happens at most rarely.
-        assert!(
-            r.physics.failed * 100 <= r.physics.steps,
-            "{} of {} ticks failed",
-            r.physics.failed,
-            r.physics.steps
+        // A tick whose STRANDS solve is refused would keep the previous state (reported, the
+        // loop goes on), but nothing here should refuse one: the stylus moves at most 6.4 µm a
+        // tick and each solve starts warm from the last equilibrium. Measured 0 failed of 1502
+        // ticks in seven runs (`cargo test --release --test runtime
+        // a_quasi_static_suture_follows_the_stylus -- --nocapture`); was ≤ 1 % of the ticks.
+        assert_eq!(
+            r.physics.failed, 0,
+            "{} of {} ticks failed, last error {:?}",
+            r.physics.failed, r.physics.steps, r.physics.last_error
         );
         assert!(r.physics.steps > 100);
         // The tool follows the stylus; the rod's bending pulls it back by force/k only.
