@@ -48,6 +48,17 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
 
 /// `--headless --verify`: exit 0 only if every step and digest matches, 1 at the first
 /// divergence, 2 for a bad file or missing flag.
+/// The scene a recording carries, built as it was recorded (exit 2 if it no longer parses).
+fn recorded_scene(
+    file: &str,
+    h: &suture::session::format::Header,
+) -> Result<scene::Scene, ExitCode> {
+    scene::parse(&h.scene_path, &h.scene_text, Overrides::default()).map_err(|e| {
+        eprintln!("error: {file}: its scene: {e}");
+        ExitCode::from(2)
+    })
+}
+
 fn verify(file: &str, headless: bool, verify: bool) -> ExitCode {
     if !headless {
         eprintln!("error: --verify runs headless: add --headless");
@@ -62,12 +73,9 @@ fn verify(file: &str, headless: bool, verify: bool) -> ExitCode {
         Err(c) => return c,
     };
     let h = &rec.header;
-    let sc = match scene::parse(&h.scene_path, &h.scene_text, Overrides::default()) {
+    let sc = match recorded_scene(file, h) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {file}: its scene: {e}");
-            return ExitCode::from(2);
-        }
+        Err(c) => return c,
     };
     if h.crate_version != env!("CARGO_PKG_VERSION") {
         eprintln!(
@@ -120,12 +128,9 @@ fn view(
         }
     };
     let h = &rec.header;
-    let sc = match scene::parse(&h.scene_path, &h.scene_text, Overrides::default()) {
+    let sc = match recorded_scene(file, h) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {file}: its scene: {e}");
-            return ExitCode::from(2);
-        }
+        Err(c) => return c,
     };
     let mut player = match Player::new(rec.clone(), sc.world.clone()) {
         Ok(p) => p,
