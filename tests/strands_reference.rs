@@ -1,6 +1,6 @@
 //! Pai 2002 STRANDS against exact and tabulated references (docs/derivations/cosserat.md Part D:
-//! D.1 circle, D.2 twist, D.3 helix, D.5/D.6 elastica tables, D.7 dead-load robustness,
-//! D.8 tension; A.7 posed-end shooting). Tolerances are the issue's: 1e-12 for the exact cases,
+//! D.1 circle, D.2 twist, D.3 helix, D.5/D.6 elastica tables, D.8 tension; A.7 posed-end
+//! shooting; D.7's dead-load robustness has no test here). Tolerances are the issue's: 1e-12 for the exact cases,
 //! 1 % in x/L and y/L for the tables at N = 80.
 
 mod common;
