@@ -174,11 +174,16 @@ fn cosserat_shape_does_not_depend_on_orientation_or_normal() {
 
 #[test]
 fn der_shape_does_not_depend_on_orientation_or_normal() {
-    // Measured: 1.19e-14, 1.08e-14, 7.0e-15 L (α = 2, 3, 5); 7.2e-15 L (self-weight).
+    // Measured: 2.8e-12, 3.0e-12, 3.9e-12 L (α = 2, 3, 5); 1.28e-11 L (self-weight); bounds
+    // about 2× over (`cargo test --release --test orientation der -- --nocapture` prints
+    // nothing; the assertion message gives the figure). Since DER runs on the one Newton host
+    // (rod::implicit::newton, issue #21) it stops by the Cosserat loop's rules, at a relative
+    // residual of 1e-9, and the spread is where each turned solve stops, as for Cosserat
+    // above (with the old DER loop it was 1.2e-14 L). A real dependence is O(1).
     for alpha in [2.0, 3.0, 5.0] {
         let s = tip_load("der", 80, alpha);
-        assert!(s < 3.5e-14, "α = {alpha}: {s:e} L");
+        assert!(s < 8e-12, "α = {alpha}: {s:e} L");
     }
     let s = heavy("der", 80);
-    assert!(s < 2.2e-14, "{s:e} L");
+    assert!(s < 2.5e-11, "{s:e} L");
 }
