@@ -114,18 +114,18 @@ pub fn spawn(
                 }
             }
             let step_ok = out.error.is_none();
-            match out.error {
+            match &out.error {
                 None => {
                     steps += 1;
                     unconverged += u64::from(!out.converged);
                 }
                 Some(e) => {
                     failed += 1;
-                    last_error = Some(e);
+                    last_error = Some(e.clone());
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
-            if let Some(ts) = out.tool.as_ref() {
+            if let Some(ts) = out.tool() {
                 // A failed step (the solver rolled the world back, e.g. after a non-finite
                 // state) decouples the hand for that tick: the haptic loop renders zero and
                 // ramps the force back in when the next step succeeds.
@@ -144,7 +144,7 @@ pub fn spawn(
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
                     snap.step = steps;
-                    snap.tool = out.tool.as_ref().map(tool_snapshot);
+                    snap.tool = out.tool().map(tool_snapshot);
                     let f = &mut snap.figures;
                     let m = stats.running();
                     f.physics_rate = m.rate;

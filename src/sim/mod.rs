@@ -10,7 +10,7 @@ pub mod suturing;
 pub mod tool;
 
 pub use step::{
-    GRASP_BUTTON, Gains, NoSuchNode, StepOutputs, Substep, Tool, ToolState, ToolTarget,
+    GRASP_BUTTON, Gains, MAX_TOOLS, NoSuchNode, StepOutputs, Substep, Tool, ToolState, ToolTarget,
 };
 
 use crate::contact::{LaggedContact, ObstacleContact, SelfContact};

@@ -23,6 +23,9 @@ use crate::rod::{NodePotential, SolverReport, StrandsReport};
 /// beside sim, so the bit is restated here and a test in runtime checks they agree).
 pub const GRASP_BUTTON: u32 = 1;
 
+/// Most tools (instruments, devices) a world steps with: a surgeon's two hands.
+pub const MAX_TOOLS: usize = 2;
+
 /// The device pose mapped to the world, for the physics (world frame, SI): what a physics
 /// step consumes at its boundary, and what a recording stores for each step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -272,8 +275,9 @@ pub struct StepOutputs {
     pub error: Option<SimError>,
     /// Whether the first tool holds (true without a tool).
     pub grasped: bool,
-    /// The first tool after the step.
-    pub tool: Option<ToolState>,
+    /// Each tool after the step (`tools[i]` for the i-th tool of the slice the step was
+    /// given; None past its end).
+    pub tools: [Option<ToolState>; MAX_TOOLS],
     /// The recorded tool point [m] (suturing: the needle's grip point), the needle's tip
     /// (else the tool point) and the coupling's force on the rod or needle [N].
     pub tool_position: Vec3,
@@ -293,6 +297,13 @@ pub struct StepOutputs {
     pub tissue_force: f64,
     /// Suturing events raised so far ([`World::events_since`] gives them).
     pub events: usize,
+}
+
+impl StepOutputs {
+    /// The first tool after the step (the one a single-device session drives).
+    pub fn tool(&self) -> Option<&ToolState> {
+        self.tools[0].as_ref()
+    }
 }
 
 /// One step's clock and what it solves.
@@ -504,7 +515,9 @@ impl World {
             let x = self.rods[tool.rod].positions();
             out.tool_position = x[tool.coupling.node.min(x.len() - 1)];
             out.tip_position = out.tool_position;
-            out.tool = Some(tool.state(self));
+        }
+        for (slot, tool) in out.tools.iter_mut().zip(tools) {
+            *slot = Some(tool.state(self));
         }
         if let Some(su) = self.suturing.as_ref() {
             let n = &su.needle;
