@@ -18,7 +18,7 @@ use suture::sim::{Tool, World};
 fn stitch_to(t_end: f64) -> (World, Tool) {
     use std::f64::consts::PI;
     let sc = scene::load("scenes/interrupted_stitch.toml", Overrides::default()).expect("scene");
-    let setup = sc.tool.expect("tool");
+    let setup = sc.tools.first().copied().expect("tool");
     let mut world = sc.world;
     let (cp, _) = VirtualCoupling::new(
         setup.mass,

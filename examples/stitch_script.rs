@@ -36,7 +36,7 @@ fn main() {
         Overrides::default(),
     )
     .expect("scene");
-    let tool = sc.tool.expect("the scene has a [tool]");
+    let tool = sc.tools.first().copied().expect("the scene has a [tool]");
     let frame = suture::runtime::run::tool_frame(&sc.world, &tool);
     // The map `suture run` builds (cli/run.rs): no rotation, no flips, the tool's frame.
     WorkspaceMap::new(

@@ -148,7 +148,7 @@ fn session(
     during: impl FnOnce(&mut run::Running),
 ) -> Outcome {
     let sc = scene::parse("faults.toml", SCENE, Overrides::default()).unwrap();
-    let tool = sc.tool.unwrap();
+    let tool = sc.tools[0];
     let frame = run::tool_frame(&sc.world, &tool);
     let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.3, 0, 0.01, 0, 0, 0, 0, 0\n";
     let (log, mut log_rx) = HeapRb::<(f64, f64, bool)>::new(1 << 16).split();

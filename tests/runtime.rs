@@ -218,7 +218,7 @@ damping_ratio = 1.0
 
     fn setup(text: &str, device: Box<dyn HapticDevice>) -> RunSetup {
         let sc = scene::parse("test.toml", text, Overrides::default()).unwrap();
-        let tool = sc.tool.unwrap();
+        let tool = sc.tools[0];
         let frame = run::tool_frame(&sc.world, &tool);
         RunSetup {
             world: sc.world,

@@ -38,7 +38,7 @@ struct Run {
 /// The plan: key times and (point angle [rad], centre height [m], extra grip offset [m]).
 fn drive(text: &str, plan: &[(f64, f64, f64, Vec3)], regrasp_at: f64, t_end: f64) -> Run {
     let sc = scene::parse("interrupted_stitch.toml", text, Overrides::default()).unwrap();
-    let setup = sc.tool.unwrap();
+    let setup = sc.tools[0];
     let mut world = sc.world;
     let (cp, _) = VirtualCoupling::new(
         setup.mass,

@@ -96,7 +96,7 @@ fn open_device(
     sc: &scene::Scene,
     headless: bool,
 ) -> Result<Opened, OpenError> {
-    let tool = sc.tool.expect("checked by the caller");
+    let tool = sc.tools.first().copied().expect("checked by the caller");
     let frame = run::tool_frame(&sc.world, &tool);
     let map = WorkspaceMap::new(
         tool.workspace_scale,
@@ -197,7 +197,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         Err(e) => return bad(e),
     };
     let name = a.scene.as_deref().unwrap_or(DEFAULT_SCENE).to_string();
-    if sc.tool.is_none() {
+    if sc.tools.is_empty() {
         return bad(format!(
             "{name}: the scene has no [tool] section: `suture run` needs a held rod end \
              (see README, scene format)"
@@ -276,7 +276,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     };
     let setup = RunSetup {
         world: sc.world.clone(),
-        tool: sc.tool.expect("checked"),
+        tool: sc.tools.first().copied().expect("checked"),
         device,
         map,
         device_max_stiffness: max_stiffness,

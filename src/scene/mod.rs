@@ -65,8 +65,9 @@ pub struct Scene {
     pub params: Vec<RodParams>,
     /// Rod lengths [m].
     pub lengths: Vec<f64>,
-    /// The device-driven tool, if the scene has `[tool]`.
-    pub tool: Option<ToolSetup>,
+    /// The device-driven tools, in the order the world steps them (the right hand's first):
+    /// the scene's `[tool]`, or its `[[instruments]]`.
+    pub tools: Vec<ToolSetup>,
     /// The needle, if the scene has `[needle]`.
     pub needle: Option<NeedleShape>,
     /// The tissue pad, if the scene has `[tissue]`.
@@ -434,7 +435,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         t.workspace_offset = su.needle.grip_position;
     }
     Ok(Scene {
-        tool,
+        tools: tool.into_iter().collect(),
         needle,
         tissue,
         file: sf,
@@ -792,6 +793,8 @@ fn tool(ctx: &Ctx, t: &file::ToolSection, rods: &[SimRod]) -> Result<ToolSetup, 
         None => rods[rod].positions()[node],
     };
     Ok(ToolSetup {
+        hand: crate::sim::tool::Hand::Right,
+        instrument: None,
         rod,
         node,
         mass: opt("mass", t.mass, 0.02, "[kg]")?,

@@ -170,9 +170,43 @@ pub struct TissuePad {
     pub friction: f64,
 }
 
-/// The tool a device drives, as a scene sets it up (`[tool]`).
+/// Which of the surgeon's hands (and so which device) drives a tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Hand {
+    /// The right hand: the scene's `[tool]`, or the instrument named "right" (the needle
+    /// driver of a right-handed surgeon).
+    #[default]
+    Right,
+    /// The left hand (forceps or a second driver).
+    Left,
+}
+
+impl Hand {
+    /// Both hands, in the order a world steps their tools.
+    pub const ALL: [Hand; 2] = [Hand::Right, Hand::Left];
+
+    /// The name used in scenes and on the command line (`right`, `left`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Hand::Right => "right",
+            Hand::Left => "left",
+        }
+    }
+
+    /// The hand of a name (`right`, `left`).
+    pub fn from_name(s: &str) -> Option<Hand> {
+        Hand::ALL.into_iter().find(|h| h.name() == s)
+    }
+}
+
+/// The tool a device drives, as a scene sets it up (`[tool]`, or one of `[[instruments]]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ToolSetup {
+    /// The hand (and device) that drives it.
+    pub hand: Hand,
+    /// The instrument it is (index into the world's instruments), or None for the legacy
+    /// `[tool]`: a coupling on a rod node (suturing: on the needle).
+    pub instrument: Option<usize>,
     /// Held rod and node.
     pub rod: usize,
     /// See `rod`.
