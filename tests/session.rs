@@ -7,10 +7,11 @@ use suture::device::DeviceSample;
 use suture::math::{Quat, Vec3};
 use suture::session::format::{
     self, DecodeError, DigestRecord, End, EventRecord, Header, Recording, SampleRecord, StepRecord,
-    Writer,
+    ToolHeader, ToolStep, Writer,
 };
-use suture::sim::ToolTarget;
 use suture::sim::suturing::{Event, EventKind};
+use suture::sim::tool::Hand;
+use suture::sim::{MAX_TOOLS, ToolTarget};
 use suture::tissue::Face;
 
 /// xorshift64*: a small deterministic generator for the property tests.
@@ -107,24 +108,38 @@ impl Rng {
         }
     }
     fn recording(&mut self) -> Recording {
+        let tools = (0..self.below(MAX_TOOLS as u64 + 1))
+            .map(|i| ToolHeader {
+                hand: Hand::ALL[i as usize],
+                instrument: (self.below(2) == 0).then(|| self.next()),
+                rod: self.next(),
+                node: self.next(),
+                k: self.f(),
+                c: self.f(),
+                kr: self.f(),
+                device: self.s(),
+                profile_text: self.s(),
+            })
+            .collect::<Vec<_>>();
+        let more = tools.len() > 1;
         let header = Header {
             crate_version: self.s(),
             scene_path: self.s(),
             scene_text: self.s(),
-            device: self.s(),
-            profile_text: self.s(),
             dt: self.f(),
             haptic_period: self.f(),
             digest_every: self.next(),
-            tool_rod: self.next(),
-            tool_node: self.next(),
-            k: self.f(),
-            c: self.f(),
-            kr: self.f(),
             started_unix: self.f(),
+            tools,
         };
         let steps = (0..self.below(50))
             .map(|i| StepRecord {
+                more_tools: [more.then(|| ToolStep {
+                    target: (self.below(4) != 0).then(|| self.target()),
+                    position: self.v(),
+                    coupling_force: self.v(),
+                    grasped: self.below(2) == 0,
+                })],
                 step: i + 1,
                 time: self.f(),
                 target: if self.below(4) == 0 {
@@ -146,6 +161,7 @@ impl Rng {
             .collect();
         let samples = (0..self.below(50))
             .map(|_| SampleRecord {
+                tool: self.below(MAX_TOOLS as u64) as u8,
                 t: self.f(),
                 sample: if self.below(5) == 0 {
                     None

@@ -82,6 +82,10 @@ pub(super) enum PayloadError {
     StepFlags(u8),
     #[error("sample flag {0}")]
     SampleFlag(u8),
+    #[error("{0} tools, more than the format's {max}", max = crate::sim::MAX_TOOLS)]
+    Tools(usize),
+    #[error("hand {0}")]
+    Hand(u8),
     #[error("unknown chunk kind {0}")]
     UnknownChunk(u8),
 }
