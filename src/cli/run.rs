@@ -552,3 +552,76 @@ impl MemoryTrace {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::parse_devices;
+
+    fn tools() -> [ToolSetup; 2] {
+        let right = ToolSetup {
+            hand: Hand::Right,
+            instrument: Some(0),
+            rod: 0,
+            node: 0,
+            mass: 0.02,
+            inertia: 2e-6,
+            frequency: 20.0,
+            damping_ratio: 1.0,
+            max_stiffness: 1000.0,
+            workspace_scale: 1.0,
+            workspace_offset: Vec3::zeros(),
+        };
+        let left = ToolSetup {
+            hand: Hand::Left,
+            instrument: Some(1),
+            rod: 1,
+            ..right
+        };
+        [right, left]
+    }
+
+    fn specs(arg: &str, tools: &[ToolSetup]) -> Result<Vec<String>, String> {
+        assign(&parse_devices(arg).unwrap(), "two.toml", tools)
+    }
+
+    #[test]
+    fn devices_are_assigned_to_the_scenes_hands() {
+        let two = tools();
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // Two HID devices, a device and the mouse, two trajectories; order free.
+        assert_eq!(
+            specs("right=hid:devices/a.toml,left=hid:devices/b.toml", &two),
+            Ok(s(&["hid:devices/a.toml", "hid:devices/b.toml"]))
+        );
+        assert_eq!(
+            specs("left=mouse,right=hid", &two),
+            Ok(s(&["hid", "mouse"]))
+        );
+        assert_eq!(
+            specs("right=scripted:r.csv,left=scripted:l=1.csv", &two),
+            Ok(s(&["scripted:r.csv", "scripted:l=1.csv"]))
+        );
+        // The mouse alone drives both (one at a time).
+        assert_eq!(specs("mouse", &two), Ok(s(&["mouse", "mouse"])));
+        // A bare device: the only tool, whatever its hand.
+        assert_eq!(
+            specs("scripted:a=b.csv", &two[1..]),
+            Ok(s(&["scripted:a=b.csv"]))
+        );
+        // A tool left without a device, named, with the fix.
+        assert_eq!(
+            specs("hid", &two),
+            Err("--device hid: two.toml's left hand's tool has no device: name one for each hand, e.g. --device right=mouse,left=mouse".to_string())
+        );
+        assert_eq!(
+            specs("right=mouse", &two).unwrap_err(),
+            "--device right=mouse: two.toml's left hand's tool has no device: name one for each hand, e.g. --device right=mouse,left=mouse"
+        );
+        // A hand the scene has no tool for.
+        assert_eq!(
+            specs("right=mouse,left=mouse", &two[..1]).unwrap_err(),
+            "--device left=mouse: two.toml has no tool for the left hand (its tools: right)"
+        );
+    }
+}

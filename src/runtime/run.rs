@@ -371,43 +371,57 @@ impl Running {
 }
 
 impl fmt::Display for RunReport {
-    /// Per hand `haptic right (mouse) 1000.1 Hz (p99 jitter 38 µs), overruns 0` with its
-    /// periods and faults, then the physics loop and the rest.
+    /// First line `haptic 1000.1 Hz (p99 jitter 38 µs), physics 1000.0 Hz, overruns 0` (the
+    /// slowest haptic loop, overruns of all loops), then one line per hand
+    /// (`haptic right (mouse) 1000.1 Hz: period p50/p99/max …, device faults 0, …`), the
+    /// physics loop, and the wall time and threads.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = &self.physics;
-        let jitter = |s: &super::LoopSummary, target_us: f64| (s.p99 - target_us).abs();
+        let jitter = |s: &super::LoopSummary| (s.p99 - self.haptic_period_us).abs();
+        let slowest = self
+            .hands
+            .iter()
+            .map(|r| r.haptic.stats)
+            .min_by(|a, b| a.rate.total_cmp(&b.rate))
+            .unwrap_or_default();
+        let worst_jitter = self
+            .hands
+            .iter()
+            .map(|r| jitter(&r.haptic.stats))
+            .fold(0.0, f64::max);
+        let overruns: u64 = self.hands.iter().map(|r| r.haptic.stats.overruns).sum();
+        writeln!(
+            f,
+            "haptic {:.1} Hz (p99 jitter {:.1} µs), physics {:.1} Hz, overruns {}",
+            slowest.rate,
+            worst_jitter,
+            p.stats.rate,
+            overruns + p.stats.overruns
+        )?;
         for r in &self.hands {
             let h = &r.haptic;
             writeln!(
                 f,
-                "haptic {} ({}) {:.1} Hz (p99 jitter {:.1} µs), overruns {}",
+                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}",
                 r.hand.name(),
                 r.device,
                 h.stats.rate,
-                jitter(&h.stats, self.haptic_period_us),
-                h.stats.overruns
-            )?;
-            writeln!(
-                f,
-                "  period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks",
                 h.stats.p50,
                 h.stats.p99,
                 h.stats.max,
                 h.stats.compute_mean,
                 h.stats.compute_max,
-                h.stats.ticks
-            )?;
-            writeln!(
-                f,
-                "  device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}, thread {}",
-                h.device_faults, h.stalls, h.clamped, h.non_finite, h.priority
+                h.stats.ticks,
+                h.stats.overruns,
+                h.device_faults,
+                h.stalls,
+                h.clamped,
+                h.non_finite
             )?;
         }
         writeln!(
             f,
-            "physics {:.1} Hz, overruns {}, period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
-            p.stats.rate,
-            p.stats.overruns,
+            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
             p.stats.p50,
             p.stats.p99,
             p.stats.max,
@@ -418,6 +432,16 @@ impl fmt::Display for RunReport {
             p.failed,
             p.dropped_ticks
         )?;
-        write!(f, "wall {:.2} s, physics thread {}", self.wall, p.priority)
+        let threads = self
+            .hands
+            .iter()
+            .map(|r| format!("haptic {} {}", r.hand.name(), r.haptic.priority))
+            .collect::<Vec<_>>()
+            .join(", ");
+        write!(
+            f,
+            "wall {:.2} s; threads: {threads}, physics {}",
+            self.wall, p.priority
+        )
     }
 }
