@@ -643,11 +643,20 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     let hands: Vec<Hand> = report.hands.iter().map(|h| h.hand).collect();
     assert_eq!(hands, [Hand::Right, Hand::Left]);
     for h in &report.hands {
-        assert!(h.haptic.stats.rate >= 990.0, "{h:?}");
         assert_eq!((h.haptic.device_faults, h.haptic.non_finite), (0, 0));
     }
     assert_eq!(report.physics.failed, 0);
     assert_eq!(report.recorder.dropped, 0);
+    // The loops keep their rates in an optimised build (`cargo test --release`, as CI runs).
+    // Unoptimised, a step takes about 12 ms here: the physics thread (SCHED_FIFO) runs without
+    // a break, drops ticks and starves the haptic threads at times; the recording and replay
+    // below do not depend on it.
+    if cfg!(not(debug_assertions)) {
+        for h in &report.hands {
+            assert!(h.haptic.stats.rate >= 990.0, "{h:?}");
+        }
+        assert!(report.physics.stats.rate >= 990.0, "{report}");
+    }
     // Each hand moved its own rod's tip where its script put it.
     let tips = |w: &suture::sim::World| [w.rods[0].positions()[20], w.rods[1].positions()[20]];
     let [t0, t1] = tips(&report.physics.world);
@@ -666,7 +675,7 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
             h.tools[0].node,
             h.tools[0].device.as_str()
         ),
-        (Hand::Right, 0, 20, "right.csv")
+        (Hand::Right, 0, 20, "scripted:right.csv")
     );
     assert_eq!(
         (
@@ -675,9 +684,12 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
             h.tools[1].node,
             h.tools[1].device.as_str()
         ),
-        (Hand::Left, 1, 20, "left.csv")
+        (Hand::Left, 1, 20, "scripted:left.csv")
     );
-    assert_eq!(h.devices(), "right: right.csv, left: left.csv");
+    assert_eq!(
+        h.devices(),
+        "right: scripted:right.csv, left: scripted:left.csv"
+    );
     assert_eq!(h.tools[0].k, h.tools[1].k);
     // Both devices' samples, and both tools' targets in every step after the first samples.
     let per_tool = |i: u8| rec.samples.iter().filter(|s| s.tool == i).count();
@@ -691,17 +703,18 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     let end = rec.end.as_ref().unwrap();
     assert_eq!(rec.steps.len() as u64, end.steps);
     assert!(rec.steps.iter().all(|s| s.more_tools[0].is_some()));
-    let late = &rec.steps[1000];
+    // The last step: both devices at their scripts' ends.
+    let late = rec.steps.last().unwrap();
     let (r_t, l_t) = (
         late.target.unwrap(),
         late.more_tools[0].unwrap().target.unwrap(),
     );
     assert!(
-        r_t.position.y > 0.005 && r_t.position.z.abs() < 1e-12,
+        (r_t.position - Vec3::new(0.1, 0.01, 0.0)).norm() < 1e-9,
         "{r_t:?}"
     );
     assert!(
-        l_t.position.z > 0.055 && l_t.position.y.abs() < 1e-12,
+        (l_t.position - Vec3::new(0.1, 0.0, 0.06)).norm() < 1e-9,
         "{l_t:?}"
     );
 
@@ -711,7 +724,8 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     assert_eq!(v.divergence, None);
     assert_eq!(v.end_matched, Some(true));
     assert_eq!(v.steps, end.steps);
-    assert!(v.digests as usize == rec.digests.len() && v.digests >= 15);
+    assert_eq!(v.digests as usize, rec.digests.len());
+    assert_eq!(v.digests, end.steps / 100);
     // And the CLI, with export and assess.
     let o = bin()
         .args(["replay", "--headless", "--verify"])
@@ -744,7 +758,7 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
         String::from_utf8_lossy(&o.stderr)
     );
     let steps = std::fs::read_to_string(dir.join("csv/steps.csv")).unwrap();
-    let row: Vec<&str> = steps.lines().nth(1001).unwrap().split(',').collect();
+    let row: Vec<&str> = steps.lines().last().unwrap().split(',').collect();
     let header: Vec<&str> = steps.lines().next().unwrap().split(',').collect();
     assert_eq!(row.len(), header.len());
     let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
@@ -773,13 +787,14 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
         String::from_utf8_lossy(&o.stderr)
     );
 
-    // A left-hand target moved by 1 µm at step 700: the replay leaves the run exactly there.
+    // A left-hand target moved by 1 µm mid-drive: the replay leaves the run exactly there.
+    let k = rec.steps.len() * 2 / 3;
     let mut altered = rec.clone();
-    let m = altered.steps[699].more_tools[0].as_mut().unwrap();
+    let m = altered.steps[k].more_tools[0].as_mut().unwrap();
     m.target.as_mut().unwrap().position.z += 1e-6;
     let v = suture::session::replay::verify(&altered, sc.world.clone(), |_| {}).unwrap();
     let d = v.divergence.expect("the altered left target is found");
-    assert_eq!((d.step, d.what), (700, "second tool position"));
+    assert_eq!((d.step, d.what), (k as u64 + 1, "second tool position"));
 
     // Cut short (a crash): the whole chunks salvage, and replay up to the cut bit for bit.
     let cut = bytes.len() * 2 / 3;
@@ -789,13 +804,13 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
         "{err:?}"
     );
     assert_eq!(part.header, rec.header);
-    assert!(part.steps.len() > 500 && part.steps.len() < rec.steps.len());
+    assert!(!part.steps.is_empty() && part.steps.len() < rec.steps.len());
     assert_eq!(part.steps[..], rec.steps[..part.steps.len()]);
     assert!(part.samples.iter().any(|s| s.tool == 1));
     let v = suture::session::replay::verify(&part, sc.world.clone(), |_| {}).unwrap();
     assert_eq!((v.divergence, v.end_matched), (None, None));
     assert_eq!(v.steps as usize, part.steps.len());
-    assert!(v.digests >= 5);
+    assert_eq!(v.digests, v.steps / 100);
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_dir_all(&dir);
 }
