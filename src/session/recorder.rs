@@ -21,6 +21,9 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 pub const DIGEST_EVERY: u64 = 100;
 
 /// What the physics loop records.
+// Records travel by value through a preallocated ring: boxing the step (the large variant,
+// with every tool's target) would allocate in the real-time loop.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub enum PhysicsRecord {
     /// A step.
