@@ -248,3 +248,149 @@ fn a_recording_replays_in_the_viewer() {
     assert!(side["time"].as_f64().unwrap() >= 1.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue #22: a session of two devices (one per hand, each tool on its own rod, recorded
+/// through the library as `suture run` records) replays in the viewer with both tools: the
+/// sidecar has both tools' held points and ghosts, each held point lies on a drawn suture, and
+/// the player found no divergence.
+#[test]
+fn a_two_device_recording_replays_in_the_viewer_with_both_tools() {
+    use std::time::Duration;
+    use suture::coupling::WorkspaceMap;
+    use suture::device::ScriptedDevice;
+    use suture::math::Quat;
+    use suture::runtime::run::{self, DeviceSetup, RunSetup};
+    use suture::session::format::Header;
+    use suture::sim::tool::{Hand, ToolSetup};
+    const TWO_RODS: &str = r#"
+version = 1
+[solver]
+model = "cosserat"
+dt = 1e-3
+elements = 20
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+mass_damping = 2.0
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.05], [0.1, 0.0, 0.05]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+mass_damping = 2.0
+[tool]
+mass = 0.02
+frequency = 15.915
+"#;
+    let dir = std::env::temp_dir().join(format!("suture-viewer-two-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("two.surec");
+    let sc = suture::scene::parse("two_rods.toml", TWO_RODS, Default::default()).unwrap();
+    let right = sc.tools[0];
+    let left = ToolSetup {
+        hand: Hand::Left,
+        rod: 1,
+        workspace_offset: sc.world.rods[1].positions()[right.node],
+        ..right
+    };
+    let scripts = [
+        "0, 0, 0, 0, 0, 0, 0, 0\n0.8, 0, 0.02, 0, 0, 0, 0, 0\n",
+        "0, 0, 0, 0, 0, 0, 0, 0\n0.8, 0, -0.02, 0.01, 0, 0, 0, 0\n",
+    ];
+    let devices = [right, left]
+        .iter()
+        .zip(scripts)
+        .map(|(t, script)| DeviceSetup {
+            tool: *t,
+            device: Box::new(ScriptedDevice::parse("drive.csv", script).unwrap()),
+            map: WorkspaceMap::new(1.0, t.workspace_offset, Quat::identity(), [false; 3])
+                .unwrap()
+                .with_frame(run::tool_frame(&sc.world, t)),
+            device_max_stiffness: 0.0,
+            label: String::new(),
+            profile_text: String::new(),
+        })
+        .collect();
+    let running = run::start(RunSetup {
+        world: sc.world.clone(),
+        devices,
+        haptic_period: Duration::from_millis(1),
+        physics_dt: Duration::from_millis(1),
+        snapshot_every: 16,
+        record: Some((
+            Box::new(std::fs::File::create(&rec).unwrap()),
+            Header {
+                crate_version: env!("CARGO_PKG_VERSION").to_string(),
+                scene_path: "two_rods.toml".into(),
+                scene_text: TWO_RODS.into(),
+                ..Default::default()
+            },
+        )),
+        realtime: false,
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let report = running.stop().unwrap();
+    let steps = report.physics.recorded_steps;
+    println!("{report}");
+    let shot = dir.join("two.png");
+    let at = (steps as f64 * 1e-3 - 0.05).min(1.0);
+    let o = with_display(env!("CARGO_BIN_EXE_suture"))
+        .arg("replay")
+        .arg(&rec)
+        .args(["--speed=4", &format!("--shot-at={at}")])
+        .arg(format!("--screenshot={}", shot.display()))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("digests checked") && !out.contains("DIVERGED"),
+        "{out}"
+    );
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shot.with_extension("png.json")).unwrap())
+            .unwrap();
+    let points = |v: &serde_json::Value| -> Vec<(f64, f64)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+            .collect()
+    };
+    let tools = points(&side["tools"]);
+    let ghosts = points(&side["ghosts"]);
+    assert_eq!((tools.len(), ghosts.len()), (2, 2), "{side}");
+    // Each tool's held point is on its rod's drawn tube (suture pixels within 3 px).
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    let (w, h) = (info.width as i64, info.height as i64);
+    let near = |(x, y): (f64, f64), r: i64| {
+        (-r..=r).any(|dy| {
+            (-r..=r).any(|dx| {
+                let (px, py) = (x.round() as i64 + dx, y.round() as i64 + dy);
+                if px < 0 || py < 0 || px >= w || py >= h {
+                    return false;
+                }
+                let i = (py * w + px) as usize * bpp;
+                is_suture([buf[i], buf[i + 1], buf[i + 2]])
+            })
+        })
+    };
+    for (k, p) in tools.iter().enumerate() {
+        assert!(near(*p, 3), "tool {k} at {p:?}: no suture pixel");
+    }
+    // The two tools are apart on screen (two rods, two hands).
+    let d = ((tools[0].0 - tools[1].0).powi(2) + (tools[0].1 - tools[1].1).powi(2)).sqrt();
+    assert!(d > 50.0, "{tools:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
