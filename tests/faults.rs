@@ -416,3 +416,131 @@ fn stalled_render_thread_costs_snapshots_not_rate_or_force() {
     }
     assert_recording(&o, true, 1.9);
 }
+
+/// Issue #22: two devices, one per hand, each tool on its own suture; the left device stops
+/// answering in [0.8, 1.1) s. Each hand has its own haptic loop, limiter and fault handling: the
+/// left hand's force is zero within 10 ms of its fault and ramps back, one fault counted; the
+/// right hand's pull goes on through it, untouched; the recording replays bit for bit.
+#[test]
+fn a_fault_of_one_hands_device_leaves_the_other_hand_alone() {
+    use suture::sim::tool::{Hand, ToolSetup};
+    let _s = serial();
+    // SCENE with a second suture, 5 cm beside the first, before the [tool] table.
+    let second = r#"[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.05], [0.1, 0.0, 0.05]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+end = "free"
+mass_damping = 2.0
+[tool]"#;
+    let text = SCENE.replace("[tool]", second);
+    let sc = scene::parse("two_faults.toml", &text, Overrides::default()).unwrap();
+    assert_eq!(sc.world.rods.len(), 2);
+    let right = sc.tools[0];
+    let left = ToolSetup {
+        hand: Hand::Left,
+        rod: 1,
+        workspace_offset: sc.world.rods[1].positions()[right.node],
+        ..right
+    };
+    let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.3, 0, 0.01, 0, 0, 0, 0, 0\n";
+    let mut logs = Vec::new();
+    let devices = [(right, Fault::None), (left, Fault::Silent)]
+        .into_iter()
+        .map(|(t, fault)| {
+            let (log, log_rx) = HeapRb::<(f64, f64, bool)>::new(1 << 16).split();
+            logs.push(log_rx);
+            run::DeviceSetup {
+                tool: t,
+                device: Box::new(TestDevice {
+                    inner: ScriptedDevice::parse("hold.csv", script).unwrap(),
+                    fault,
+                    from: 0.8,
+                    to: 1.1,
+                    t: 0.0,
+                    log,
+                }),
+                map: WorkspaceMap::new(1.0, t.workspace_offset, Quat::identity(), [false; 3])
+                    .unwrap()
+                    .with_frame(run::tool_frame(&sc.world, &t)),
+                device_max_stiffness: 0.0,
+                label: String::new(),
+                profile_text: String::new(),
+            }
+        })
+        .collect();
+    let disk = disk();
+    let running = run::start(RunSetup {
+        world: sc.world.clone(),
+        devices,
+        haptic_period: Duration::from_millis(1),
+        physics_dt: Duration::from_millis(1),
+        snapshot_every: 16,
+        record: Some((
+            Box::new(disk.clone()),
+            Header {
+                crate_version: env!("CARGO_PKG_VERSION").to_string(),
+                scene_path: "two_faults.toml".into(),
+                scene_text: text.clone(),
+                ..Default::default()
+            },
+        )),
+        realtime: true,
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1600));
+    let report = running.stop().unwrap();
+    println!("{report}");
+    let commands: Vec<Vec<(f64, f64, bool)>> = logs
+        .iter_mut()
+        .map(|rx| std::iter::from_fn(|| rx.try_pop()).collect())
+        .collect();
+    assert_eq!(report.hands[0].hand, Hand::Right);
+    assert_eq!(report.hands[0].haptic.device_faults, 0);
+    assert_eq!(report.hands[1].haptic.device_faults, 1);
+    for c in &commands {
+        assert!(c.len() > 1000, "{} commands", c.len());
+        assert!(
+            c.iter()
+                .all(|&(_, f, _)| f.is_finite() && f <= MAX_FORCE + 1e-9)
+        );
+    }
+    let force_in = |c: &[(f64, f64, bool)], a: f64, b: f64| -> Vec<f64> {
+        c.iter()
+            .filter(|x| (a..b).contains(&x.0))
+            .map(|x| x.1)
+            .collect()
+    };
+    // Both hands feel the steady pull before the fault.
+    for c in &commands {
+        let before = force_in(c, 0.6, 0.7);
+        assert!(before.iter().all(|&f| f > 0.05), "{before:?}");
+    }
+    // The left hand: zero from 10 ms into its fault to its end.
+    let left_off = force_in(&commands[1], 0.81, 1.1);
+    assert!(
+        !left_off.is_empty() && left_off.iter().all(|&f| f == 0.0),
+        "{left_off:?}"
+    );
+    // The right hand: its pull goes on through the left hand's fault.
+    let right_on = force_in(&commands[0], 0.8, 1.1);
+    assert!(
+        right_on.len() > 250 && right_on.iter().all(|&f| f > 0.05),
+        "{right_on:?}"
+    );
+    // The left hand ramps back in after its fault (no step larger than the ramp allows).
+    let step = MAX_FORCE * 1e-3 / RAMP;
+    let after: Vec<&(f64, f64, bool)> = commands[1].iter().filter(|x| x.0 >= 1.1).collect();
+    assert!(after.windows(2).all(|w| w[1].1 - w[0].1 <= step + 1e-9));
+    // (The last command is the release at the end of the run: zero, motors off.)
+    let back = after.iter().rev().find(|x| x.2).unwrap();
+    assert!(back.1 > 0.05, "{back:?}");
+    // The recording: both hands, replayed bit for bit.
+    let bytes = disk.bytes.lock().unwrap().clone();
+    let rec = format::decode(&bytes).unwrap();
+    assert_eq!(rec.header.tools.len(), 2);
+    let v = suture::session::replay::verify(&rec, sc.world, |_| {}).unwrap();
+    assert!(v.divergence.is_none() && v.end_matched == Some(true), "{v}");
+}
