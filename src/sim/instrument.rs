@@ -615,22 +615,29 @@ fn catch(
         };
         return GraspChange::Needle(grip);
     }
-    // The suture: its nearest point to the jaws' bisector segment.
+    // The suture: the point nearest the jaws' bisector among those that lie between the
+    // open jaws (inside the wedge, within a jaw's width of its plane): a suture wrapped
+    // around the outside of the jaws is not between them.
     let a = ins.to_world(&Vec3::zeros());
     let b = ins.tip();
+    let rinv = ins.rotation.inverse();
+    let half = (0.5 * ins.spec.opening).sin();
     let mut best: Option<(f64, usize, f64, f64)> = None; // (distance, e, s, u)
     for e in 0..x.len().saturating_sub(1) {
         if broken == Some(e) {
             continue;
         }
         let c = segment::distance(&x[e], &x[e + 1], &a, &b);
-        if best.is_none_or(|bb| c.distance < bb.0) {
+        let p = rinv * (x[e] + (x[e + 1] - x[e]) * c.t - ins.position);
+        let u = p.z / ins.spec.jaw_length;
+        let between = (0.05..=1.0).contains(&u)
+            && p.x.abs() <= ins.spec.jaw_length * u * half
+            && p.y.abs() <= ins.spec.jaw_radius + rod_radius;
+        if between && best.is_none_or(|bb| c.distance < bb.0) {
             best = Some((c.distance, e, c.t, c.u));
         }
     }
-    if let Some((d, e, s, u)) = best
-        && d <= reach_open(ins, u, rod_radius)
-    {
+    if let Some((_, e, s, u)) = best {
         let anchor = Vec3::new(0.0, 0.0, u * ins.spec.jaw_length);
         ins.hold = Hold::Suture {
             segment: e,
