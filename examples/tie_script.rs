@@ -140,7 +140,6 @@ pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
     let mut right = Plan::default();
     let mut left = Plan::default();
     // The jaws' centre over the wound, where the wraps go [m].
-    let jaw = Vec3::new(0.0, 0.016, 0.0);
     let half = 0.5 * r0.spec.jaw_length;
     // The driver's hinge for a jaw centre c (jaws along +z).
     let hinge = |c: Vec3| c - Vec3::new(0.0, 0.0, half);
@@ -156,49 +155,56 @@ pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
         Knot::Granny => vec![(1.0, 1), (1.0, 1)],
         Knot::Surgeons => vec![(1.0, 2), (-1.0, 1)],
     };
-    let radius = 0.014;
     for (n, &(sense, wraps)) in throws.iter().enumerate() {
         // The side the tail is on: left before the first throw, then alternating (the hands
         // cross at every throw).
         let tail_side = if n % 2 == 0 { -1.0 } else { 1.0 };
-        // 1. The driver over the wound; the left hand to the helix's start (over the jaws on
-        // the long end's side).
+        let exit = Vec3::new(-tail_side * 0.008, 0.0, 0.0);
+        // 1. The left hand holds the long end up and nearly taut; the driver comes beside
+        // the strand, 2.5 cm over the wound, its jaws across it.
         t += 1.0;
-        right.at(t, hinge(jaw), qr);
-        let start = jaw + Vec3::new(-tail_side * radius, 0.004, 0.0);
-        left.at(t, lhinge(start), ql);
-        // 2. The helix about the jaws' axis (z): `wraps` turns in `sense`, advancing 4 mm in z
-        // a turn so the wraps lie side by side.
-        let turn = 3.0;
+        let hand = exit + Vec3::new(-tail_side * 0.004, 0.080, 0.0);
+        left.at(t, lhinge(hand), ql);
+        let s_pt = exit + (hand - exit) * (0.025 / (hand - exit).y);
+        let orbit = 0.005;
+        let jaw_at = |a: f64, f: f64| {
+            s_pt + Vec3::new(orbit * a.cos(), orbit * a.sin(), 0.0)
+                - Vec3::new(0.0, 0.0, (0.3 + 0.25 * f) * r0.spec.jaw_length)
+        };
+        let a0 = if tail_side < 0.0 { PI } else { 0.0 };
+        right.at(t, jaw_at(a0, 0.0), qr);
+        // 2. The driver's jaws orbit the strand `wraps` times in `sense`, backing along their
+        // axis so the wraps lie side by side; the left hand comes down by the length a wrap
+        // takes (1 cm) so the strand stays just taut.
+        let turn = 2.0;
         let steps = 24 * wraps as usize;
-        let a0 = (start - jaw).y.atan2((start - jaw).x);
         for k in 1..=steps {
             let f = k as f64 / steps as f64;
             let a = a0 + sense * 2.0 * PI * wraps as f64 * f;
-            let p = jaw
-                + Vec3::new(
-                    radius * a.cos(),
-                    (radius * a.sin()).max(-0.012),
-                    0.004 * wraps as f64 * f,
-                );
-            left.at(t + turn * wraps as f64 * f, lhinge(p), ql);
+            let tk = t + turn * wraps as f64 * f;
+            right.at(tk, jaw_at(a, f * wraps as f64), qr);
+            left.at(tk, lhinge(hand - Vec3::new(0.0, 0.010 * wraps as f64 * f, 0.0)), ql);
         }
         t += turn * wraps as f64;
         let lend = left.pose(t).0;
-        // 3. The driver opens and goes to the tail near its end, the left hand easing toward
-        // it to keep the wraps on the jaws without pulling them tight.
+        let from = right.pose(t).0;
+        // 3. The driver opens and goes to the tail near its end; the left hand moves with it
+        // (the wraps keep their shape).
         right.press(t);
-        let tail = Vec3::new(tail_side * 0.020, 0.0004, 0.0);
-        t += 1.0;
-        right.at(t, hinge(tail) + Vec3::new(0.0, 0.0, -0.004), qr);
-        left.at(t, lend + Vec3::new(tail_side * 0.010, -0.004, 0.0), ql);
+        let tail = Vec3::new(tail_side * 0.021, 0.0004, 0.0);
+        let to = hinge(tail) + Vec3::new(0.0, 0.0, -0.004);
+        t += 1.5;
+        right.at(t, to, qr);
+        left.at(t, lend + (to - from), ql);
         right.press(t);
         t += 0.3;
-        right.at(t, hinge(tail) + Vec3::new(0.0, 0.0, -0.004), qr);
+        right.at(t, to, qr);
+        let lnow = left.pose(t).0;
+        left.at(t, lnow, ql);
         // Back out along the jaws: the wraps slide off the tip over the tail.
         t += 1.5;
-        right.at(t, hinge(tail) + Vec3::new(0.0, 0.006, -0.022), qr);
-        left.at(t, lend + Vec3::new(tail_side * 0.006, 0.0, 0.0), ql);
+        right.at(t, to + Vec3::new(0.0, 0.004, -0.020), qr);
+        left.at(t, lnow, ql);
         // 4. The hands cross and pull the throw down flat onto the wound.
         t += 1.5;
         right.at(t, hinge(Vec3::new(-tail_side * 0.030, 0.004, 0.0)), qr);
@@ -321,7 +327,17 @@ fn main() {
                     }
                     last = Some(a);
                 }
-                print!("wraps {:+.2} ", wind / (2.0 * PI));
+                let caps = jr.capsules();
+                let (a, b, _) = caps[0];
+                let dmin = x
+                    .windows(2)
+                    .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
+                    .fold(f64::INFINITY, f64::min);
+                let ct = match &w.rods[0].model {
+                    _ => 0,
+                };
+                let _ = ct;
+                print!("wraps {:+.2} jawdist {:.2} mm ", wind / (2.0 * PI), dmin * 1e3);
                 let set = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
                 let r = &set.list[0];
                 let l = &set.list[1];
