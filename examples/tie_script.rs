@@ -163,10 +163,22 @@ pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
         // 1. The left hand holds the long end up and nearly taut; the driver comes beside
         // the strand, 2.5 cm over the wound, its jaws across it.
         t += 1.0;
-        let hand = exit + Vec3::new(-tail_side * 0.004, 0.080, 0.0);
+        // The strand where the scene laid it (first throw) or where the last throw's pull
+        // left it: the point of the long end 18 mm over the skin.
+        let x0 = sc.world.rods[0].positions();
+        let s_pt = if n == 0 {
+            let k = x0.iter().rposition(|p| p.y < 0.018).expect("a long end");
+            x0[k] + (x0[k + 1] - x0[k]) * ((0.018 - x0[k].y) / (x0[k + 1] - x0[k]).y)
+        } else {
+            exit + Vec3::new(-tail_side * 0.004, 0.018, 0.0)
+        };
+        let hand = if n == 0 {
+            sc.world.suturing.as_ref().unwrap().needle.grip_position
+        } else {
+            exit + Vec3::new(-tail_side * 0.004, 0.045, 0.0)
+        };
         left.at(t, lhinge(hand), ql);
-        let s_pt = exit + (hand - exit) * (0.025 / (hand - exit).y);
-        let orbit = 0.005;
+        let orbit = 0.004;
         let jaw_at = |a: f64, f: f64| {
             s_pt + Vec3::new(orbit * a.cos(), orbit * a.sin(), 0.0)
                 - Vec3::new(0.0, 0.0, (0.3 + 0.25 * f) * r0.spec.jaw_length)
@@ -183,7 +195,11 @@ pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
             let a = a0 + sense * 2.0 * PI * wraps as f64 * f;
             let tk = t + turn * wraps as f64 * f;
             right.at(tk, jaw_at(a, f * wraps as f64), qr);
-            left.at(tk, lhinge(hand - Vec3::new(0.0, 0.010 * wraps as f64 * f, 0.0)), ql);
+            left.at(
+                tk,
+                lhinge(hand - Vec3::new(0.0, 0.006 * wraps as f64 * f, 0.0)),
+                ql,
+            );
         }
         t += turn * wraps as f64;
         let lend = left.pose(t).0;
@@ -337,7 +353,11 @@ fn main() {
                     _ => 0,
                 };
                 let _ = ct;
-                print!("wraps {:+.2} jawdist {:.2} mm ", wind / (2.0 * PI), dmin * 1e3);
+                print!(
+                    "wraps {:+.2} jawdist {:.2} mm ",
+                    wind / (2.0 * PI),
+                    dmin * 1e3
+                );
                 let set = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
                 let r = &set.list[0];
                 let l = &set.list[1];

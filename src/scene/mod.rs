@@ -518,6 +518,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         }
         let mut set = crate::sim::instrument::Instruments::new(list, n);
         set.needle_holder = holder;
+        if let RodModel::Cosserat {
+            contact: Some(c), ..
+        } = &mut rods[0].model
+        {
+            set.place(c, n);
+        }
         su.instruments = Some(Box::new(set));
     }
     Ok(Scene {

@@ -142,6 +142,8 @@ pub struct Instrument {
     pub opening: f64,
     /// See `opening`.
     pub closed: bool,
+    /// The jaws were just told to close: what lies between them is caught this step.
+    pub bite: bool,
     /// What the jaws hold.
     pub hold: Hold,
     /// The device's target for the hinge and the coupling's gains.
@@ -184,6 +186,7 @@ impl Instrument {
             angular_velocity: Vec3::zeros(),
             opening: 0.0,
             closed: true,
+            bite: false,
             hold: Hold::Nothing,
             target: home,
             home,
@@ -237,6 +240,7 @@ impl Instrument {
         self.target = target;
         if toggle {
             self.closed = !self.closed;
+            self.bite = self.closed;
         }
     }
 
@@ -372,10 +376,10 @@ impl Instruments {
                 self.grips.grips[k] = None;
                 self.changes[k] = Some(GraspChange::Opened);
             }
-            let closing = ins.closed && ins.opening > 0.0;
-            ins.move_jaws(h);
-            // The jaws reach closed this step: catch what lies between them.
-            if closing && ins.opening == 0.0 && matches!(ins.hold, Hold::Nothing) {
+            // The jaws start to close: catch what lies between them now (it is held from this
+            // step, pulled onto the jaws' bisector as they close).
+            let bite = std::mem::take(&mut ins.bite);
+            if bite && matches!(ins.hold, Hold::Nothing) {
                 self.changes[k] = Some(catch(ins, needle, x, rod_radius, broken));
                 match ins.hold {
                     Hold::Needle { .. } => {
@@ -397,6 +401,7 @@ impl Instruments {
                     Hold::Nothing => {}
                 }
             }
+            ins.move_jaws(h);
         }
         // The instrument that lost the needle in a hand-over holds nothing now.
         for (k, ins) in self.list.iter_mut().enumerate() {
@@ -424,6 +429,13 @@ impl Instruments {
         }
         self.pose(contact, x.len());
         needle_target
+    }
+
+    /// Put the instruments' obstacles where the instruments are, as the scene builds them
+    /// (twice, so the first step's friction does not see them move there from the origin).
+    pub fn place(&mut self, contact: &mut ObstacleContact, nodes: usize) {
+        self.pose(Some(&mut *contact), nodes);
+        self.pose(Some(contact), nodes);
     }
 
     /// Pose the grasp springs' anchors and the instruments' obstacles (after the bodies
@@ -575,8 +587,8 @@ fn jaw_turn(a0: &Vec3, b0: &Vec3, a: &Vec3, b: &Vec3) -> Mat3 {
     nalgebra::Rotation3::from_axis_angle(&Vec3::y_axis(), ang).into_inner()
 }
 
-/// The jaws reach closed: take the needle if it lies between them, else the suture's nearest
-/// point if it does, else nothing.
+/// The jaws start to close: take the needle if it lies between them, else the suture's
+/// nearest point if it does, else nothing.
 fn catch(
     ins: &mut Instrument,
     needle: &Needle,
@@ -586,8 +598,10 @@ fn catch(
 ) -> GraspChange {
     // The jaws closed from `spec.opening` (or less) this step: catch with the reach of the
     // jaws just open (a thing between open jaws is squeezed onto the bisector).
+    // The jaws close from their present opening: a thing is caught within the half-gap at
+    // its place along the jaws, plus the jaw's and its own radius.
     let reach_open = |ins: &Instrument, u: f64, r: f64| {
-        ins.spec.jaw_length * u * (0.5 * ins.spec.opening).sin() + ins.spec.jaw_radius + r
+        ins.spec.jaw_length * u * (0.5 * ins.opening).sin() + ins.spec.jaw_radius + r
     };
     // The needle: its arc point nearest the bisector (sampled, then the exact projection).
     let arc = needle.shape.arc_angle;
@@ -621,7 +635,7 @@ fn catch(
     let a = ins.to_world(&Vec3::zeros());
     let b = ins.tip();
     let rinv = ins.rotation.inverse();
-    let half = (0.5 * ins.spec.opening).sin();
+    let half = (0.5 * ins.opening).sin();
     let mut best: Option<(f64, usize, f64, f64)> = None; // (distance, e, s, u)
     for e in 0..x.len().saturating_sub(1) {
         if broken == Some(e) {
