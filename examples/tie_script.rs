@@ -12,6 +12,14 @@
 //! 5. the driver lets go of the tail, and the next throw is wrapped (the other sense for a
 //!    square knot, the same sense for a granny).
 //!
+//! **Status: the plan does not tie a knot yet** (issue #22 stays open). Run with `--run`, the
+//! driver's orbit does not catch the long end (the strand has a centimetre of slack and is
+//! not where the open-loop plan aims: `jawdist` stays over 2.5 mm, `wraps` does not grow), and
+//! the driver sweeping to the tail with open jaws breaks the suture. What it needs next: aim
+//! at the strand's present geometry (closed loop, as a surgeon looks), the left hand holding
+//! the long end itself close to the wound (an instrument can grasp the suture), and the
+//! wraps checked step by step with the winding number it prints.
+//!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
 //! instrument's workspace map: `suture run scenes/instrument_tie.toml --headless
