@@ -16,7 +16,7 @@ use std::io::Write;
 use std::time::Instant;
 use suture::scene::{self, Overrides};
 use suture::session::format;
-use suture::session::replay::tool_for;
+use suture::session::replay::tools_for;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -50,7 +50,8 @@ fn main() {
     }
     let sc = scene::parse(&h.scene_path, &text, Overrides::default()).expect("scene");
     let mut world = sc.world;
-    let mut tools = [tool_for(&rec, &world).expect("tool")];
+    let mut tools = tools_for(&rec, &world).expect("tools");
+    let n_tools = tools.len();
     let dt = h.dt;
     println!(
         "window_start_s,steps,mean_us,max_us,over_1ms,mean_iter,max_iter,unconverged,failed,\
@@ -72,7 +73,7 @@ fn main() {
     });
     for (i, s) in rec.steps.iter().enumerate() {
         let t0 = Instant::now();
-        let r = world.step(&mut tools, &[s.target], dt);
+        let r = world.step(&mut tools, &s.targets()[..n_tools], dt);
         let us = t0.elapsed().as_secs_f64() * 1e6;
         lag = (lag + us - dt * 1e6).max(0.0);
         if lag > 20_000.0 {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod cli;
-use cli::{parse_seconds, parse_speed, parse_time};
+use cli::{DeviceArg, parse_devices, parse_seconds, parse_speed, parse_time};
 use suture::scene::ModelName;
 
 #[derive(Parser)]
@@ -42,9 +42,12 @@ enum Command {
         /// Scene file (TOML) with a [tool]; default scenes/suturing.toml (built in if absent).
         scene: Option<String>,
         /// Input device: mouse, hid (first device matching a profile), hid:PROFILE.toml, or
-        /// scripted:FILE.csv (a trajectory t,x,y,z,rx,ry,rz,buttons).
-        #[arg(long, default_value = "mouse")]
-        device: String,
+        /// scripted:FILE.csv (a trajectory t,x,y,z,rx,ry,rz,buttons); it drives the scene's
+        /// only tool (or its right hand). Two devices, one per hand: HAND=SPEC pairs, e.g.
+        /// right=hid:devices/x.toml,left=mouse. The mouse alone drives every tool, one at a
+        /// time (Tab switches).
+        #[arg(long, default_value = "mouse", value_parser = parse_devices)]
+        device: DeviceArg,
         /// Folder of device profiles (for --device hid).
         #[arg(long, default_value = "devices")]
         profiles: String,
@@ -160,7 +163,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Run {
         scene: None,
-        device: "mouse".to_string(),
+        device: DeviceArg {
+            entries: vec![(None, "mouse".to_string())],
+        },
         profiles: "devices".to_string(),
         headless: false,
         duration: None,

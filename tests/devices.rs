@@ -261,3 +261,182 @@ fn rate_device_integrates_its_deflection_into_a_pose() {
         .unwrap();
     assert_eq!(d.max_force(), 0.0);
 }
+
+/// Issue #22: the mouse alone with two tools drives one hand at a time (device::MouseHands, as
+/// the viewer's Tab switches it). Headless, through the same pieces as `suture run`: a
+/// MouseDevice per hand in world coordinates, each read by its own haptic core, both tools
+/// stepped by `World::step`. The hand not driven keeps its target bit for bit; the newly driven
+/// one goes on from its own target (no jump); a switch mid-drag stops the hand let go.
+#[test]
+fn the_mouse_switches_hands_and_the_other_tool_keeps_its_target() {
+    use std::time::Duration;
+    use suture::coupling::{ForceLimiter, Watchdog, WorkspaceMap};
+    use suture::device::{MouseDevice, MouseHands, MouseInput};
+    use suture::math::Quat;
+    use suture::runtime::haptic::{HapticConfig, HapticCore};
+    use suture::runtime::run::{self, NOMINAL_FORCE_LIMIT, RAMP, TORQUE_LIMIT};
+    use suture::sim::tool::{Hand, ToolSetup};
+    use suture::sim::{Tool, ToolTarget};
+    const TWO_RODS: &str = r#"
+version = 1
+[solver]
+model = "cosserat"
+dt = 1e-3
+elements = 10
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+[[rods]]
+material = "nylon"
+size = "2-0"
+centerline = [[0.0, 0.0, 0.05], [0.1, 0.0, 0.05]]
+normal = [0.0, 1.0, 0.0]
+start = "clamped"
+[tool]
+mass = 0.02
+"#;
+    let sc = suture::scene::parse("two_rods.toml", TWO_RODS, Default::default()).unwrap();
+    let right = sc.tools[0];
+    let left = ToolSetup {
+        hand: Hand::Left,
+        rod: 1,
+        ..right
+    };
+    let mut world = sc.world.clone();
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut cores = Vec::new();
+    let mut senders = Vec::new();
+    for t in [right, left] {
+        let st = run::start_tool(&world, &t, 0.0).unwrap();
+        tools.push(st.tool);
+        let (m, tx) = MouseDevice::new(
+            world.rods[t.rod].positions()[t.node],
+            Quat::identity(),
+            4096,
+        );
+        let map = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
+            .unwrap()
+            .with_frame(run::tool_frame(&world, &t));
+        let cfg = HapticConfig {
+            period: Duration::from_millis(1),
+            map,
+            coupling: st.coupling,
+            limiter: ForceLimiter::new(NOMINAL_FORCE_LIMIT, TORQUE_LIMIT, RAMP),
+            watchdog: Watchdog::default(),
+        };
+        cores.push(HapticCore::new(Box::new(m), cfg));
+        senders.push((t.hand.name().to_string(), tx));
+    }
+    let mut mouse = MouseHands::new(senders);
+    let mut k = 0u64;
+    // One haptic tick of each device and one physics step; the tools' targets after it.
+    let mut tick = |world: &mut suture::sim::World, tools: &mut Vec<Tool>| {
+        k += 1;
+        let now = k as f64 * 1e-3;
+        let targets: Vec<Option<ToolTarget>> =
+            cores.iter_mut().map(|c| c.tick(now, None)).collect();
+        let out = world.step(tools, &targets, 1e-3);
+        assert!(out.error.is_none());
+        [tools[0].coupling.target, tools[1].coupling.target]
+    };
+    let start = [
+        world.rods[0].positions()[right.node],
+        world.rods[1].positions()[left.node],
+    ];
+    let drag = |v: Vec3| MouseInput {
+        translate: v,
+        ..Default::default()
+    };
+    // The mouse drives the right hand: a 5 mm drag up (0.5 mm a tick at 0.5 m/s).
+    assert_eq!(mouse.driven(), Some((0, "right")));
+    assert!(mouse.send(drag(Vec3::new(0.0, 0.005, 0.0))));
+    let mut at = [start[0], start[1]];
+    for _ in 0..50 {
+        at = tick(&mut world, &mut tools);
+        assert_eq!(at[1], start[1], "the left hand is not driven");
+    }
+    assert!((at[0] - (start[0] + Vec3::new(0.0, 0.005, 0.0))).norm() < 1e-12);
+    let right_held = at[0];
+    // Tab: the left hand. Its first target is its own, moved by at most one tick's 0.5 mm.
+    assert_eq!(mouse.switch(), 1);
+    assert!(mouse.send(drag(Vec3::new(0.0, 0.0, 0.005))));
+    let first = tick(&mut world, &mut tools);
+    assert!(
+        (first[1] - start[1]).norm() <= 0.5e-3 + 1e-12,
+        "{:?}",
+        first[1] - start[1]
+    );
+    for _ in 0..50 {
+        at = tick(&mut world, &mut tools);
+        assert_eq!(at[0], right_held, "the right hand holds its target");
+    }
+    assert!((at[1] - (start[1] + Vec3::new(0.0, 0.0, 0.005))).norm() < 1e-12);
+    // A switch mid-drag: the left hand stops where it is (the rest of its drag is dropped).
+    assert!(mouse.send(drag(Vec3::new(0.0, 0.0, 0.01))));
+    for _ in 0..4 {
+        at = tick(&mut world, &mut tools);
+    }
+    let left_held = at[1];
+    assert!((left_held - (start[1] + Vec3::new(0.0, 0.0, 0.007))).norm() < 1e-12);
+    assert_eq!(mouse.switch(), 0);
+    for _ in 0..30 {
+        at = tick(&mut world, &mut tools);
+        assert_eq!(at[1], left_held, "the left hand holds after the switch");
+        assert_eq!(at[0], right_held, "the right hand waits for input");
+    }
+}
+
+/// Issue #22: `--device` with hands: a bad hand, a hand twice, a bare device beside named
+/// ones, or a hand the scene has no tool for is a clear error (exit 2) before anything runs.
+#[test]
+fn device_lists_with_bad_hands_are_refused_with_exit_code_2() {
+    let run = |device: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_suture"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "run",
+                "scenes/suturing.toml",
+                "--headless",
+                "--duration=1",
+                "--no-record",
+            ])
+            .arg(format!("--device={device}"))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for (device, want) in [
+        (
+            "foot=mouse",
+            "unknown hand \"foot\" in \"foot=...\": the hands are right and left",
+        ),
+        (
+            "right=mouse,right=hid",
+            "the right hand is given two devices",
+        ),
+        (
+            "mouse,left=hid",
+            "with several devices, name each one's hand: right=SPEC,left=SPEC",
+        ),
+        ("right=", "no device after \"right=\""),
+        ("right=mouse,,left=mouse", "an empty device in"),
+        (
+            "left=scripted:docs/screens/stitch_drive.csv",
+            "--device left=scripted:docs/screens/stitch_drive.csv: scenes/suturing.toml has no tool for the left hand (its tools: right)",
+        ),
+    ] {
+        let (code, err) = run(device);
+        assert_eq!(code, Some(2), "--device {device}: {err}");
+        assert!(err.contains(want), "--device {device}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Naming the scene's only hand works as the bare device does.
+    let (code, err) = run("right=scripted:docs/screens/stitch_drive.csv");
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -164,17 +164,20 @@ fn session(
         crate_version: env!("CARGO_PKG_VERSION").to_string(),
         scene_path: "faults.toml".into(),
         scene_text: SCENE.into(),
-        device: "fault-injection".into(),
         ..Default::default()
     };
     let setup = RunSetup {
         world: sc.world,
-        tool,
-        device: Box::new(device),
-        map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
-            .unwrap()
-            .with_frame(frame),
-        device_max_stiffness: 0.0,
+        devices: vec![run::DeviceSetup {
+            tool,
+            device: Box::new(device),
+            map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
+                .unwrap()
+                .with_frame(frame),
+            device_max_stiffness: 0.0,
+            label: "fault-injection".into(),
+            profile_text: String::new(),
+        }],
         haptic_period: Duration::from_millis(1),
         physics_dt: Duration::from_millis(1),
         snapshot_every: 16,
@@ -288,9 +291,9 @@ fn device_that_stops_answering_is_a_fault_with_zero_force_and_a_ramp_back() {
     let _s = serial();
     let o = session(Fault::Silent, (0.8, 1.1), 1.6, disk(), |_| {});
     assert!(
-        o.report.haptic.device_faults == 1,
+        o.report.hands[0].haptic.device_faults == 1,
         "{}",
-        o.report.haptic.device_faults
+        o.report.hands[0].haptic.device_faults
     );
     assert_force_bound(&o, Some((0.8, 1.1)));
     assert_recording(&o, true, 1.5);
@@ -301,7 +304,7 @@ fn device_that_stops_answering_is_a_fault_with_zero_force_and_a_ramp_back() {
 fn garbage_reports_are_faults_with_zero_force_and_a_ramp_back() {
     let _s = serial();
     let o = session(Fault::Garbage, (0.8, 1.0), 1.5, disk(), |_| {});
-    let n = o.report.haptic.device_faults;
+    let n = o.report.hands[0].haptic.device_faults;
     assert!((150..=210).contains(&n), "{n} faults for 200 bad polls");
     assert_force_bound(&o, Some((0.8, 1.0)));
     assert_recording(&o, true, 1.4);
@@ -312,9 +315,9 @@ fn unplugged_device_that_comes_back_resumes_with_a_ramp() {
     let _s = serial();
     let o = session(Fault::Unplugged, (0.8, 1.2), 1.7, disk(), |_| {});
     assert!(
-        o.report.haptic.device_faults >= 300,
+        o.report.hands[0].haptic.device_faults >= 300,
         "{}",
-        o.report.haptic.device_faults
+        o.report.hands[0].haptic.device_faults
     );
     assert_force_bound(&o, Some((0.8, 1.2)));
     let rec = assert_recording(&o, true, 1.6);
@@ -343,7 +346,7 @@ fn non_finite_physics_is_rolled_back_reported_and_never_felt() {
             .all(|x| x.iter().all(|v| v.is_finite()))
     );
     assert!(p.steps as f64 >= 0.99 * o.report.wall / 1e-3 - 100.0 - 2.0 - p.failed as f64);
-    assert_eq!(o.report.haptic.non_finite, 0);
+    assert_eq!(o.report.hands[0].haptic.non_finite, 0);
     assert_force_bound(&o, Some((0.8, 0.9)));
     assert_recording(&o, true, 1.4);
 }
@@ -362,7 +365,7 @@ fn recorder_disk_failure_keeps_what_was_written_and_the_session_goes_on() {
         "the write error was not reported"
     );
     // The loops kept their rate (the recorder is off the real-time path).
-    assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
     assert_eq!(r.physics.failed, 0);
     assert_force_bound(&o, None);
     // Everything written before the failure decodes: steps from 0 with no gap, the whole
@@ -396,9 +399,9 @@ fn stalled_render_thread_costs_snapshots_not_rate_or_force() {
         assert!(after > seen, "snapshots did not resume: {seen} → {after}");
     });
     let r = &o.report;
-    assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
     assert!(r.physics.skipped_snapshots > 0, "the stall was not seen");
-    assert_eq!(r.haptic.device_faults + r.physics.failed, 0);
+    assert_eq!(r.hands[0].haptic.device_faults + r.physics.failed, 0);
     assert_force_bound(&o, None);
     // The force stayed smooth through the stall: no tick jumps by more than the ramp step.
     let step = MAX_FORCE * 1e-3 / RAMP;

@@ -111,6 +111,7 @@ mod haptic {
                 targets: targets_tx,
                 figures: None,
                 recorder: suture::session::recorder::RecorderTx::disabled(),
+                tool: 0,
             },
             stop.clone(),
             false,
@@ -222,12 +223,16 @@ damping_ratio = 1.0
         let frame = run::tool_frame(&sc.world, &tool);
         RunSetup {
             world: sc.world,
-            tool,
-            device,
-            map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
-                .unwrap()
-                .with_frame(frame),
-            device_max_stiffness: 0.0,
+            devices: vec![run::DeviceSetup {
+                tool,
+                device,
+                map: WorkspaceMap::new(1.0, tool.workspace_offset, Quat::identity(), [false; 3])
+                    .unwrap()
+                    .with_frame(frame),
+                device_max_stiffness: 0.0,
+                label: String::new(),
+                profile_text: String::new(),
+            }],
             haptic_period: Duration::from_millis(1),
             physics_dt: Duration::from_millis(1),
             snapshot_every: 16,
@@ -249,19 +254,19 @@ damping_ratio = 1.0
         let mut snap_tool = None;
         for _ in 0..16 {
             std::thread::sleep(Duration::from_millis(100));
-            snap_tool = running.snapshots.latest().and_then(|s| s.tool);
+            snap_tool = running.snapshots.latest().and_then(|s| s.tool().copied());
         }
         let r = running.stop().unwrap();
         let n = 30;
         let tip = r.physics.world.rods[0].positions()[n];
         let err = (tip - Vec3::new(0.096, 0.02, 0.0)).norm();
-        let spring = &r.physics.tool.as_ref().unwrap().coupling;
+        let spring = &r.physics.tools[0].coupling;
         println!("end to end: tip {tip:?} (error {err:.2e} m)\n{r}");
         assert!(err < 1e-3, "tip {tip:?}");
-        assert!(r.haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+        assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
         // Both loops asked for real-time scheduling and got the same answer (granted where
         // the user may, e.g. as root on CI; refused otherwise).
-        match (r.haptic.priority, r.physics.priority) {
+        match (r.hands[0].haptic.priority, r.physics.priority) {
             (Priority::Realtime(h), Priority::Realtime(p)) => {
                 assert_eq!((h, p), (HAPTIC_PRIORITY, PHYSICS_PRIORITY))
             }
@@ -270,7 +275,13 @@ damping_ratio = 1.0
         }
         // Watchdog stalls (physics state older than 5 ms) are per-tick events that a shared VM
         // can cause on its own: printed above, not asserted.
-        assert_eq!((r.haptic.device_faults, r.haptic.non_finite), (0, 0));
+        assert_eq!(
+            (
+                r.hands[0].haptic.device_faults,
+                r.hands[0].haptic.non_finite
+            ),
+            (0, 0)
+        );
         assert_eq!((r.physics.failed, r.physics.unconverged), (0, 0));
         assert!(spring.force.norm() < 0.05);
         // The viewer's snapshots carry the tool near the tip.
@@ -310,13 +321,13 @@ frequency = 5.0
 ";
         let device = ScriptedDevice::parse("lift.csv", script).unwrap();
         let st = setup(scene, Box::new(device));
-        let sc_tip0 = st.tool.workspace_offset;
+        let sc_tip0 = st.devices[0].tool.workspace_offset;
         let running = run::start(st).unwrap();
         std::thread::sleep(Duration::from_millis(1500));
         let r = running.stop().unwrap();
         let x = r.physics.world.rods[0].positions();
         let tip = x[x.len() - 1];
-        let spring = &r.physics.tool.as_ref().unwrap().coupling;
+        let spring = &r.physics.tools[0].coupling;
         let tip0 = sc_tip0;
         println!(
             "quasi-static: tip {tip:?}, target {:?}, coupling force {:?}, last error {:?}\n{r}",
@@ -366,9 +377,9 @@ frequency = 5.0
         let r = running.stop().unwrap();
         println!("default scene, 3 s:\n{r}");
         assert!(
-            r.haptic.stats.rate >= 990.0,
+            r.hands[0].haptic.stats.rate >= 990.0,
             "haptic {}",
-            r.haptic.stats.rate
+            r.hands[0].haptic.stats.rate
         );
         // The physics never falls behind: one step per millisecond of wall time.
         let expected = r.wall / 1e-3;
@@ -384,7 +395,7 @@ frequency = 5.0
             r.physics.stats.rate
         );
         assert_eq!(r.physics.failed, 0);
-        assert_eq!(r.haptic.device_faults, 0);
+        assert_eq!(r.hands[0].haptic.device_faults, 0);
     }
 
     /// A scripted device that fails (I/O error) for polls in [from, to) s.
@@ -428,14 +439,14 @@ frequency = 5.0
         println!("failing device:\n{r}");
         // ~300 failed polls (one per tick in the 0.3 s fault), each reported.
         assert!(
-            r.haptic.device_faults >= 250 && r.haptic.device_faults <= 310,
+            r.hands[0].haptic.device_faults >= 250 && r.hands[0].haptic.device_faults <= 310,
             "{}",
-            r.haptic.device_faults
+            r.hands[0].haptic.device_faults
         );
         // The session went on: the physics kept its rate through and after the fault.
         assert!(r.physics.stats.rate >= 990.0 && r.physics.failed == 0);
         assert!(r.physics.steps as f64 >= 0.99 * r.wall / 1e-3 - 2.0);
-        assert!(r.haptic.non_finite == 0);
+        assert!(r.hands[0].haptic.non_finite == 0);
     }
 }
 

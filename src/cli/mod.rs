@@ -91,6 +91,81 @@ pub enum ArgError {
     /// Not a number.
     #[error(transparent)]
     Number(#[from] std::num::ParseFloatError),
+    /// `--device HAND=SPEC` with a hand other than right or left.
+    #[error("unknown hand \"{0}\" in \"{0}=...\": the hands are right and left")]
+    Hand(String),
+    /// The same hand twice in `--device`.
+    #[error("the {0} hand is given two devices")]
+    SameHand(&'static str),
+    /// An empty `--device` entry, or a bare device beside `HAND=` ones.
+    #[error("{0}")]
+    DeviceList(String),
+}
+
+/// `--device`: one device for the only tool (or the right hand), or `HAND=SPEC` pairs
+/// separated by commas, e.g. `right=hid:devices/x.toml,left=mouse`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceArg {
+    /// Each device and the hand it drives (None: a bare device, the only entry).
+    pub entries: Vec<(Option<suture::sim::tool::Hand>, String)>,
+}
+
+impl std::fmt::Display for DeviceArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .entries
+            .iter()
+            .map(|(h, s)| match h {
+                Some(h) => format!("{}={s}", h.name()),
+                None => s.clone(),
+            })
+            .collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
+/// clap value parser for `--device`: a device spec (`mouse`, `hid`, `hid:PROFILE.toml`,
+/// `scripted:FILE.csv`), or `HAND=SPEC` pairs separated by commas (hands `right`, `left`,
+/// each at most once). A device spec is not checked here (opening it is).
+pub fn parse_devices(s: &str) -> Result<DeviceArg, ArgError> {
+    use suture::sim::tool::Hand;
+    let mut entries: Vec<(Option<Hand>, String)> = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(ArgError::DeviceList(format!(
+                "an empty device in \"{s}\": give SPEC or HAND=SPEC,HAND=SPEC"
+            )));
+        }
+        // `HAND=SPEC`: an `=` before any `:` (a spec's own `=`, e.g. in a file name after
+        // `scripted:`, is not a hand).
+        let hand_eq = part
+            .find('=')
+            .filter(|&i| !part[..i].contains(':') && !part[..i].contains('/'));
+        let entry = match hand_eq {
+            Some(i) => {
+                let (name, spec) = (part[..i].trim(), part[i + 1..].trim());
+                let hand = Hand::from_name(name).ok_or_else(|| ArgError::Hand(name.to_string()))?;
+                if spec.is_empty() {
+                    return Err(ArgError::DeviceList(format!(
+                        "no device after \"{name}=\": give {name}=SPEC (mouse, hid, hid:PROFILE.toml or scripted:FILE.csv)"
+                    )));
+                }
+                if entries.iter().any(|(h, _)| *h == Some(hand)) {
+                    return Err(ArgError::SameHand(hand.name()));
+                }
+                (Some(hand), spec.to_string())
+            }
+            None => (None, part.to_string()),
+        };
+        entries.push(entry);
+    }
+    if entries.len() > 1 && entries.iter().any(|(h, _)| h.is_none()) {
+        return Err(ArgError::DeviceList(format!(
+            "\"{s}\": with several devices, name each one's hand: right=SPEC,left=SPEC"
+        )));
+    }
+    Ok(DeviceArg { entries })
 }
 
 /// clap value parser: a replay speed in [1/16, 16].

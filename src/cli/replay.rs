@@ -118,7 +118,7 @@ fn view(
 ) -> ExitCode {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use suture::render::{ReplayControl, ViewerOptions, Visuals};
+    use suture::render::{DeviceVisual, ReplayControl, ViewerOptions, Visuals};
     use suture::runtime::replay::{self, Player, ReplayCommand};
     let rec = match read_salvaged(file) {
         Ok(r) => Arc::new(r),
@@ -163,8 +163,14 @@ fn view(
         needle: sc.needle,
         tissue: sc.tissue,
         title: format!("suture — replay of {file}"),
-        device: h.device.clone(),
-        force_feedback: false,
+        devices: h
+            .tools
+            .iter()
+            .map(|t| DeviceVisual {
+                name: t.device.clone(),
+                force_feedback: false,
+            })
+            .collect(),
     };
     let result = suture::render::run(&mut opts, &visuals, &mut snap_rx, None);
     stop.store(true, Ordering::Relaxed);

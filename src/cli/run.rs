@@ -5,12 +5,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use suture::coupling::WorkspaceMap;
-use suture::device::{HapticDevice, MouseDevice, MouseInput, ScriptedDevice};
+use suture::device::{HapticDevice, MouseDevice, MouseHands, MouseInput, ScriptedDevice};
 use suture::math::{Quat, Vec3};
-use suture::runtime::run::{self, RunSetup};
+use suture::runtime::run::{self, DeviceSetup, RunSetup};
 use suture::scene::{self, Overrides};
 use suture::session::format::Header;
 use suture::session::recorder;
+use suture::sim::tool::{Hand, ToolSetup};
+
+use super::DeviceArg;
 
 /// The default scene's path, and its text built into the binary for runs from elsewhere.
 const DEFAULT_SCENE: &str = "scenes/suturing.toml";
@@ -19,7 +22,7 @@ const DEFAULT_SCENE_TEXT: &str = include_str!("../../scenes/suturing.toml");
 /// Arguments of `suture run`.
 pub struct RunArgs {
     pub scene: Option<String>,
-    pub device: String,
+    pub device: DeviceArg,
     pub profiles: String,
     pub headless: bool,
     pub duration: Option<f64>,
@@ -48,14 +51,16 @@ struct Opened {
     max_stiffness: f64,
     /// The mouse device's input ring, for the viewer.
     mouse: Option<ringbuf::HeapProd<MouseInput>>,
+    /// The profile's text (HID with a profile file), for the recording.
+    profile_text: String,
 }
 
 /// Why `--device` could not be opened.
 #[derive(Debug, thiserror::Error)]
 enum OpenError {
     /// The scene's workspace map is not valid.
-    #[error("[tool] workspace: {0}")]
-    Workspace(suture::coupling::spring::MapError),
+    #[error("the {0} hand's tool workspace: {1}")]
+    Workspace(&'static str, suture::coupling::spring::MapError),
     /// The mouse without a window.
     #[error("--device mouse needs the viewer; a headless run needs --device scripted:FILE or hid")]
     MouseHeadless,
@@ -77,8 +82,8 @@ enum OpenError {
     },
     /// No present HID device matches.
     #[cfg(feature = "hid")]
-    #[error("--device hid: no HID device present matches {0} (see `suture devices`)")]
-    NoMatch(String),
+    #[error("--device hid: no HID device present matches {0}{1} (see `suture devices`)")]
+    NoMatch(String, &'static str),
     /// Built without hidapi.
     #[cfg(not(feature = "hid"))]
     #[error("built without HID support (cargo feature `hid`)")]
@@ -90,21 +95,25 @@ enum OpenError {
     Unknown(String),
 }
 
+/// Open `spec` for the tool `tool` of the scene. `hid_used` holds the paths of the HID devices
+/// already opened for another hand (each hand gets its own device).
 fn open_device(
     spec: &str,
     profiles: &str,
     sc: &scene::Scene,
+    tool: &ToolSetup,
     headless: bool,
+    hid_used: &mut Vec<String>,
 ) -> Result<Opened, OpenError> {
-    let tool = sc.tools.first().copied().expect("checked by the caller");
-    let frame = run::tool_frame(&sc.world, &tool);
+    let hand = tool.hand.name();
+    let frame = run::tool_frame(&sc.world, tool);
     let map = WorkspaceMap::new(
         tool.workspace_scale,
         tool.workspace_offset,
         Quat::identity(),
         [false; 3],
     )
-    .map_err(OpenError::Workspace)?
+    .map_err(|e| OpenError::Workspace(hand, e))?
     .with_frame(frame);
     if spec == "mouse" {
         if headless {
@@ -115,13 +124,14 @@ fn open_device(
         // on the held node at the identity orientation.
         let (m, tx) = MouseDevice::new(rod.positions()[tool.node], Quat::identity(), 4096);
         let ident = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
-            .map_err(OpenError::Workspace)?
+            .map_err(|e| OpenError::Workspace(hand, e))?
             .with_frame(frame);
         return Ok(Opened {
             device: Box::new(m),
             map: ident,
             max_stiffness: 0.0,
             mouse: Some(tx),
+            profile_text: String::new(),
         });
     }
     if let Some(file) = spec.strip_prefix("scripted:") {
@@ -131,22 +141,31 @@ fn open_device(
             map,
             max_stiffness: 0.0,
             mouse: None,
+            profile_text: String::new(),
         });
     }
     if spec == "hid" || spec.starts_with("hid:") {
-        let (device, max_stiffness) = open_hid(spec.strip_prefix("hid:"), profiles)?;
+        let profile = spec.strip_prefix("hid:");
+        let (device, max_stiffness) = open_hid(profile, profiles, hid_used)?;
         return Ok(Opened {
             device,
             map,
             max_stiffness,
             mouse: None,
+            profile_text: profile
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .unwrap_or_default(),
         });
     }
     Err(OpenError::Unknown(spec.to_string()))
 }
 
 #[cfg(feature = "hid")]
-fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
+fn open_hid(
+    profile: Option<&str>,
+    dir: &str,
+    used: &mut Vec<String>,
+) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
     use suture::device::DeviceProfile;
     let candidates: Vec<DeviceProfile> = match profile {
         Some(file) => vec![DeviceProfile::load(file)?],
@@ -157,22 +176,87 @@ fn open_hid(profile: Option<&str>, dir: &str) -> Result<(Box<dyn HapticDevice>, 
     };
     let present = suture::device::hid::enumerate()?;
     for p in candidates {
-        if present.iter().any(|d| p.matches(d.vendor_id, d.product_id)) {
+        let free = present
+            .iter()
+            .find(|d| p.matches(d.vendor_id, d.product_id) && !used.contains(&d.path));
+        if let Some(d) = free {
             let k = p.max_stiffness;
             let name = p.name.clone();
-            let dev =
-                suture::device::hid::open(p).map_err(|source| OpenError::Open { name, source })?;
+            let dev = suture::device::hid::open_path(p, &d.path)
+                .map_err(|source| OpenError::Open { name, source })?;
+            used.push(d.path.clone());
             return Ok((Box::new(dev), k));
         }
     }
     Err(OpenError::NoMatch(
         profile.map_or(format!("a profile in {dir}/"), |f| f.to_string()),
+        if used.is_empty() {
+            ""
+        } else {
+            " that the other hand does not already use"
+        },
     ))
 }
 
 #[cfg(not(feature = "hid"))]
-fn open_hid(_: Option<&str>, _: &str) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
+fn open_hid(
+    _: Option<&str>,
+    _: &str,
+    _: &mut Vec<String>,
+) -> Result<(Box<dyn HapticDevice>, f64), OpenError> {
     Err(OpenError::NoHid)
+}
+
+/// The device spec of each of the scene's tools, from `--device`: a bare spec drives the only
+/// tool, or the right hand's (the mouse: every tool, one at a time); `HAND=SPEC` drives that
+/// hand's tool. Every tool needs a device and every device a tool: the error says which.
+fn assign(arg: &DeviceArg, scene: &str, tools: &[ToolSetup]) -> Result<Vec<String>, String> {
+    let hands: Vec<&str> = tools.iter().map(|t| t.hand.name()).collect();
+    let listed = hands.join(" and ");
+    let mut specs: Vec<Option<String>> = vec![None; tools.len()];
+    for (hand, spec) in &arg.entries {
+        match hand {
+            None if spec == "mouse" => specs.iter_mut().for_each(|s| *s = Some(spec.clone())),
+            None => {
+                let i = if tools.len() == 1 {
+                    0
+                } else {
+                    tools
+                        .iter()
+                        .position(|t| t.hand == Hand::Right)
+                        .unwrap_or(0)
+                };
+                specs[i] = Some(spec.clone());
+            }
+            Some(h) => {
+                let i = tools.iter().position(|t| t.hand == *h).ok_or_else(|| {
+                    format!(
+                        "--device {}={spec}: {scene} has no tool for the {} hand (its tools: {listed})",
+                        h.name(),
+                        h.name()
+                    )
+                })?;
+                specs[i] = Some(spec.clone());
+            }
+        }
+    }
+    specs
+        .into_iter()
+        .zip(tools)
+        .map(|(s, t)| {
+            s.ok_or_else(|| {
+                format!(
+                    "--device {arg}: {scene}'s {} hand's tool has no device: name one for each hand, e.g. --device {}",
+                    t.hand.name(),
+                    hands
+                        .iter()
+                        .map(|h| format!("{h}=mouse"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            })
+        })
+        .collect()
 }
 
 /// `suture run`.
@@ -216,17 +300,52 @@ pub fn run(a: RunArgs) -> ExitCode {
     if !a.headless {
         return bad("built without the viewer (cargo feature `viewer`): use --headless");
     }
-    let Opened {
-        device,
-        map,
-        max_stiffness,
-        mouse,
-    } = match open_device(&a.device, &a.profiles, &sc, a.headless) {
-        Ok(d) => d,
+    let specs = match assign(&a.device, &name, &sc.tools) {
+        Ok(s) => s,
         Err(e) => return bad(e),
     };
-    let device_name = device.name().to_string();
-    let force_feedback = device.max_force() > 0.0;
+    let mut devices: Vec<DeviceSetup> = Vec::with_capacity(specs.len());
+    let mut mice: Vec<(String, ringbuf::HeapProd<MouseInput>)> = Vec::new();
+    let mut visual_devices = Vec::with_capacity(specs.len());
+    let mut hid_used = Vec::new();
+    for (tool, spec) in sc.tools.iter().zip(&specs) {
+        let opened = match open_device(spec, &a.profiles, &sc, tool, a.headless, &mut hid_used) {
+            Ok(d) => d,
+            Err(e) if sc.tools.len() > 1 => {
+                return bad(format!("{} hand: {e}", tool.hand.name()));
+            }
+            Err(e) => return bad(e),
+        };
+        let device_name = opened.device.name().to_string();
+        visual_devices.push((device_name.clone(), opened.device.max_force() > 0.0));
+        if let Some(tx) = opened.mouse {
+            mice.push((tool.hand.name().to_string(), tx));
+        }
+        devices.push(DeviceSetup {
+            tool: *tool,
+            device: opened.device,
+            map: opened.map,
+            device_max_stiffness: opened.max_stiffness,
+            label: if device_name == *spec {
+                device_name
+            } else {
+                format!("{device_name} ({spec})")
+            },
+            profile_text: opened.profile_text,
+        });
+    }
+    let mouse = (!mice.is_empty()).then(|| MouseHands::new(mice));
+    let device_names = devices
+        .iter()
+        .map(|d| {
+            if devices.len() == 1 {
+                d.label.clone()
+            } else {
+                format!("{} hand {}", d.tool.hand.name(), d.label)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     let dt = sc.file.solver.dt.unwrap_or(1e-3);
     let record = if a.no_record {
         None
@@ -250,21 +369,10 @@ pub fn run(a: RunArgs) -> ExitCode {
             Ok(f) => f,
             Err(e) => return bad(format!("--record: {}: {e}", path.display())),
         };
-        let profile_text = a
-            .device
-            .strip_prefix("hid:")
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .unwrap_or_default();
         let header = Header {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             scene_path: name.clone(),
             scene_text: text.clone(),
-            device: if device_name == a.device {
-                device_name.clone()
-            } else {
-                format!("{device_name} ({})", a.device)
-            },
-            profile_text,
             ..Default::default()
         };
         eprintln!("suture: recording to {}", path.display());
@@ -276,10 +384,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     };
     let setup = RunSetup {
         world: sc.world.clone(),
-        tool: sc.tools.first().copied().expect("checked"),
-        device,
-        map,
-        device_max_stiffness: max_stiffness,
+        devices,
         haptic_period: Duration::from_millis(1),
         physics_dt: Duration::from_secs_f64(dt),
         snapshot_every: 16,
@@ -290,12 +395,21 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return bad(format!("{name}: {e}")),
     };
-    let (c, capped) = running.coupling.clone();
+    let couplings = running
+        .couplings
+        .iter()
+        .map(|(c, capped)| {
+            format!(
+                "k = {:.0} N/m{}, c = {:.2} N s/m",
+                c.k,
+                if *capped { " (capped)" } else { "" },
+                c.c
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     eprintln!(
-        "suture: {name}, device {device_name}, coupling k = {:.0} N/m{}, c = {:.2} N s/m, physics dt = {} ms",
-        c.k,
-        if capped { " (capped)" } else { "" },
-        c.c,
+        "suture: {name}, device {device_names}, coupling {couplings}, physics dt = {} ms",
         dt * 1e3
     );
     let mut viewer_failed: Option<String> = None;
@@ -316,7 +430,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     } else {
         #[cfg(feature = "viewer")]
         {
-            use suture::render::{ViewerOptions, Visuals};
+            use suture::render::{DeviceVisual, ViewerOptions, Visuals};
             let mut opts = ViewerOptions {
                 width: 1280,
                 height: 800,
@@ -329,8 +443,13 @@ pub fn run(a: RunArgs) -> ExitCode {
                 needle: sc.needle,
                 tissue: sc.tissue,
                 title: format!("suture — {name}"),
-                device: device_name.clone(),
-                force_feedback,
+                devices: visual_devices
+                    .iter()
+                    .map(|(name, force_feedback)| DeviceVisual {
+                        name: name.clone(),
+                        force_feedback: *force_feedback,
+                    })
+                    .collect(),
             };
             if let Err(e) = suture::render::run(&mut opts, &visuals, &mut running.snapshots, mouse)
             {
@@ -339,7 +458,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     }
     #[cfg(not(feature = "viewer"))]
-    let _ = (force_feedback, mouse, &mut running, &mut viewer_failed);
+    let _ = (visual_devices, mouse, &mut running, &mut viewer_failed);
     let report = match running.stop() {
         Ok(r) => r,
         Err(e) => {
@@ -431,5 +550,78 @@ impl MemoryTrace {
             last as f64 / 1024.0 - mw,
             after.len()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::parse_devices;
+
+    fn tools() -> [ToolSetup; 2] {
+        let right = ToolSetup {
+            hand: Hand::Right,
+            instrument: Some(0),
+            rod: 0,
+            node: 0,
+            mass: 0.02,
+            inertia: 2e-6,
+            frequency: 20.0,
+            damping_ratio: 1.0,
+            max_stiffness: 1000.0,
+            workspace_scale: 1.0,
+            workspace_offset: Vec3::zeros(),
+        };
+        let left = ToolSetup {
+            hand: Hand::Left,
+            instrument: Some(1),
+            rod: 1,
+            ..right
+        };
+        [right, left]
+    }
+
+    fn specs(arg: &str, tools: &[ToolSetup]) -> Result<Vec<String>, String> {
+        assign(&parse_devices(arg).unwrap(), "two.toml", tools)
+    }
+
+    #[test]
+    fn devices_are_assigned_to_the_scenes_hands() {
+        let two = tools();
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // Two HID devices, a device and the mouse, two trajectories; order free.
+        assert_eq!(
+            specs("right=hid:devices/a.toml,left=hid:devices/b.toml", &two),
+            Ok(s(&["hid:devices/a.toml", "hid:devices/b.toml"]))
+        );
+        assert_eq!(
+            specs("left=mouse,right=hid", &two),
+            Ok(s(&["hid", "mouse"]))
+        );
+        assert_eq!(
+            specs("right=scripted:r.csv,left=scripted:l=1.csv", &two),
+            Ok(s(&["scripted:r.csv", "scripted:l=1.csv"]))
+        );
+        // The mouse alone drives both (one at a time).
+        assert_eq!(specs("mouse", &two), Ok(s(&["mouse", "mouse"])));
+        // A bare device: the only tool, whatever its hand.
+        assert_eq!(
+            specs("scripted:a=b.csv", &two[1..]),
+            Ok(s(&["scripted:a=b.csv"]))
+        );
+        // A tool left without a device, named, with the fix.
+        assert_eq!(
+            specs("hid", &two),
+            Err("--device hid: two.toml's left hand's tool has no device: name one for each hand, e.g. --device right=mouse,left=mouse".to_string())
+        );
+        assert_eq!(
+            specs("right=mouse", &two).unwrap_err(),
+            "--device right=mouse: two.toml's left hand's tool has no device: name one for each hand, e.g. --device right=mouse,left=mouse"
+        );
+        // A hand the scene has no tool for.
+        assert_eq!(
+            specs("right=mouse,left=mouse", &two[..1]).unwrap_err(),
+            "--device left=mouse: two.toml has no tool for the left hand (its tools: right)"
+        );
     }
 }

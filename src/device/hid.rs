@@ -59,6 +59,21 @@ impl super::Transport for HidapiTransport {
     }
 }
 
+/// Open the device at `path` (an [`HidInfo::path`] from [`enumerate`]) with `profile`: two
+/// devices of one model (one per hand) are told apart by their paths.
+pub fn open_path(
+    profile: super::DeviceProfile,
+    path: &str,
+) -> Result<super::HidDevice<HidapiTransport>, super::DeviceError> {
+    let api = hidapi::HidApi::new().map_err(|e| super::DeviceError::Io(e.to_string()))?;
+    let c = std::ffi::CString::new(path)
+        .map_err(|_| super::DeviceError::Io(format!("bad device path {path:?}")))?;
+    let dev = api
+        .open_path(&c)
+        .map_err(|e| super::DeviceError::Io(format!("{path}: {e}")))?;
+    Ok(super::HidDevice::new(profile, HidapiTransport { dev }))
+}
+
 /// Open the first present device that `profile` serves.
 pub fn open(
     profile: super::DeviceProfile,

@@ -17,7 +17,7 @@ pub mod report;
 pub mod scripted;
 
 pub use backend::{DeviceError, DeviceSample, HapticDevice, HidDevice, Transport};
-pub use mouse::{MouseDevice, MouseInput};
+pub use mouse::{MouseDevice, MouseHands, MouseInput};
 pub use profile::{Axis, DeviceProfile, InputState, Mode, OutAxis, load_dir};
 pub use report::{Field, FieldError};
 pub use scripted::ScriptedDevice;

@@ -17,6 +17,9 @@ pub struct MouseInput {
     pub rotate: Vec3,
     /// Toggle grasp (press of the grasp key).
     pub toggle_grasp: bool,
+    /// Stop: drop the movement still pending (the mouse now drives another hand; this one
+    /// holds where it is).
+    pub stop: bool,
 }
 
 /// The mouse device: a pose integrated from [`MouseInput`]s.
@@ -79,6 +82,9 @@ impl HapticDevice for MouseDevice {
             if m.toggle_grasp {
                 buttons |= GRASP_BUTTON;
             }
+            if m.stop {
+                self.pending = Vec3::zeros();
+            }
         }
         // Move at most max_speed·dt this tick; the rest stays pending.
         let step_max = self.max_speed * dt;
@@ -114,6 +120,63 @@ impl HapticDevice for MouseDevice {
     }
 }
 
+/// One mouse for several hands, one at a time: each hand has its own [`MouseDevice`] (and its
+/// own haptic loop); the viewer's increments go to the driven hand's device only, so the other
+/// devices' poses, and their tools' targets, hold. Switching stops the hand let go (its pending
+/// movement is dropped) and the newly driven hand's device goes on from its own pose, which is
+/// where its tool's target is: the tool does not jump. No window needed (tests drive it).
+pub struct MouseHands {
+    hands: Vec<(String, HeapProd<MouseInput>)>,
+    driven: usize,
+}
+
+impl MouseHands {
+    /// The mouse over `hands` (a name for the HUD, e.g. "right", and the sender of that hand's
+    /// [`MouseDevice`]), driving the first.
+    pub fn new(hands: Vec<(String, HeapProd<MouseInput>)>) -> Self {
+        MouseHands { hands, driven: 0 }
+    }
+
+    /// Send an increment to the driven hand (false: no hand, or its ring is full and the
+    /// increment is dropped).
+    pub fn send(&mut self, input: MouseInput) -> bool {
+        use ringbuf::traits::Producer;
+        match self.hands.get_mut(self.driven) {
+            Some((_, tx)) => tx.try_push(input).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Drive the next hand (cyclically); returns its index. The hand let go is stopped.
+    pub fn switch(&mut self) -> usize {
+        if self.hands.len() > 1 {
+            self.send(MouseInput {
+                stop: true,
+                ..Default::default()
+            });
+            self.driven = (self.driven + 1) % self.hands.len();
+        }
+        self.driven
+    }
+
+    /// The driven hand's index and name (None: no hand).
+    pub fn driven(&self) -> Option<(usize, &str)> {
+        self.hands
+            .get(self.driven)
+            .map(|(name, _)| (self.driven, name.as_str()))
+    }
+
+    /// How many hands the mouse drives.
+    pub fn len(&self) -> usize {
+        self.hands.len()
+    }
+
+    /// Whether the mouse drives no hand.
+    pub fn is_empty(&self) -> bool {
+        self.hands.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +190,7 @@ mod tests {
             translate: Vec3::new(0.0, 0.002, 0.0),
             rotate: Vec3::new(0.0, 0.0, 0.1),
             toggle_grasp: true,
+            ..Default::default()
         })
         .unwrap();
         // 0.5 m/s × 1 ms = 0.5 mm per tick: the 2 mm drag takes 4 ticks.
@@ -148,5 +212,39 @@ mod tests {
         .unwrap();
         let s = m.poll(0.006).unwrap().unwrap();
         assert!(s.position.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn the_mouse_drives_one_hand_at_a_time_and_a_switch_stops_the_hand_let_go() {
+        let (mut right, rtx) = MouseDevice::new(Vec3::new(0.1, 0.0, 0.0), Quat::identity(), 16);
+        let (mut left, ltx) = MouseDevice::new(Vec3::new(-0.1, 0.0, 0.0), Quat::identity(), 16);
+        let mut hands = MouseHands::new(vec![("right".into(), rtx), ("left".into(), ltx)]);
+        assert_eq!(hands.driven(), Some((0, "right")));
+        right.poll(0.0).unwrap();
+        left.poll(0.0).unwrap();
+        // A 2 mm drag of the right hand: 0.5 mm a tick at 0.5 m/s.
+        assert!(hands.send(MouseInput {
+            translate: Vec3::new(0.0, 0.002, 0.0),
+            ..Default::default()
+        }));
+        let r1 = right.poll(0.001).unwrap().unwrap().position;
+        assert_eq!(r1, Vec3::new(0.1, 0.0005, 0.0));
+        // Switch after one tick: the right hand drops the 1.5 mm still pending and holds.
+        assert_eq!(hands.switch(), 1);
+        assert_eq!(hands.driven(), Some((1, "left")));
+        assert!(hands.send(MouseInput {
+            translate: Vec3::new(0.0, 0.0, 0.001),
+            ..Default::default()
+        }));
+        for k in 2..=6 {
+            let t = 0.001 * k as f64;
+            assert_eq!(right.poll(t).unwrap().unwrap().position, r1);
+            left.poll(t).unwrap();
+        }
+        // The left hand went on from its own pose (no jump to the right hand's).
+        assert_eq!(left.position, Vec3::new(-0.1, 0.0, 0.001));
+        // And back.
+        assert_eq!(hands.switch(), 0);
+        assert_eq!(hands.len(), 2);
     }
 }

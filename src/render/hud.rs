@@ -1,5 +1,6 @@
-//! The HUD: the loops' rates, jitter and force (or the replay's position), the suturing
-//! figures, and a line of key help at the bottom.
+//! The HUD: the loops' rates, jitter (or the replay's position), a line per hand (device, force,
+//! grasp, whether the mouse drives it), the suturing figures, and a line of key help at the
+//! bottom.
 
 use super::{ReplayControl, Visuals};
 use crate::sim::snapshot::Snapshot;
@@ -13,8 +14,14 @@ const HUD: Color = Color::new(0.95, 0.95, 0.95, 1.0);
 pub(super) enum Help {
     /// Replaying a recording.
     Replay,
-    /// The mouse is the device.
-    Mouse,
+    /// The mouse is a device, for `hands` tools (Tab switches between them); it drives the
+    /// `driven`-th.
+    Mouse {
+        /// How many tools the mouse drives.
+        hands: usize,
+        /// Which of the snapshot's tools it drives now.
+        driven: Option<usize>,
+    },
     /// A real device drives.
     Device,
 }
@@ -29,7 +36,11 @@ pub(super) fn draw(
     replay: Option<&ReplayControl>,
     help: Help,
 ) {
-    for (k, line) in hud_lines(snap, visuals, exaggeration, replay)
+    let driven = match help {
+        Help::Mouse { driven, .. } => driven,
+        _ => None,
+    };
+    for (k, line) in hud_lines(snap, visuals, exaggeration, replay, driven)
         .iter()
         .enumerate()
     {
@@ -45,7 +56,10 @@ pub(super) fn draw(
         Help::Replay => {
             "space pause | up/down speed | left/right -/+5 s | home restart | drag orbit | wheel zoom"
         }
-        Help::Mouse => {
+        Help::Mouse { hands, .. } if hands > 1 => {
+            "TAB switch hand | left-drag move | wheel depth | right-drag rotate | G grasp/release | ctrl+drag orbit | ctrl+wheel zoom"
+        }
+        Help::Mouse { .. } => {
             "left-drag move | wheel depth | right-drag rotate | G grasp/release | ctrl+drag orbit | ctrl+wheel zoom"
         }
         Help::Device => "drag orbit | wheel zoom | the device drives the needle",
@@ -72,6 +86,7 @@ fn hud_lines(
     visuals: &Visuals,
     exaggeration: f64,
     replay: Option<&ReplayControl>,
+    driven: Option<usize>,
 ) -> Vec<String> {
     let f = &snap.figures;
     let mut l = vec![format!("t {:.3} s   step {}", snap.time, snap.step)];
@@ -94,19 +109,32 @@ fn hud_lines(
             ));
         }
     }
-    let force = snap.tool.map_or(0.0, |t| t.force.norm());
-    l.push(if visuals.force_feedback {
-        format!(
-            "force on hand {:.3} N   ({})",
-            f.hand_force.norm(),
-            visuals.device
-        )
-    } else {
-        format!(
-            "coupling force {force:.3} N   ({}: no force feedback, shown as the red arrow)",
-            visuals.device
-        )
-    });
+    // A line per hand: its device, the force, the grasp, and whether the mouse drives it.
+    let mut any = false;
+    for (i, t) in snap.tools.iter().enumerate() {
+        let Some(t) = t else { continue };
+        any = true;
+        let dev = visuals.devices.get(i).cloned().unwrap_or_default();
+        let force = if dev.force_feedback {
+            format!("force on hand {:.3} N", t.hand_force.norm())
+        } else {
+            format!(
+                "coupling force {:.3} N (no force feedback: the red arrow)",
+                t.force.norm()
+            )
+        };
+        l.push(format!(
+            "{} hand ({}): {force}   {}   faults {}{}",
+            t.hand.name(),
+            dev.name,
+            if t.grasped { "held" } else { "released" },
+            t.device_faults,
+            if driven == Some(i) { "   <- MOUSE" } else { "" }
+        ));
+    }
+    if !any {
+        l.push("no tool".to_string());
+    }
     if let Some(su) = &snap.suturing {
         l.push(format!(
             "incision {:.2} mm   suture tension {:.2} N{}   tip on skin {:.2} N   events {}",
@@ -121,15 +149,8 @@ fn hud_lines(
         }
     }
     l.push(format!(
-        "device faults {}   physics stalls {}   needle {}   tube x{:.0}",
-        f.device_faults,
-        f.stalls,
-        match snap.tool {
-            Some(t) if t.grasped => "held",
-            Some(_) => "released",
-            None => "-",
-        },
-        exaggeration
+        "device faults {}   physics stalls {}   tube x{:.0}",
+        f.device_faults, f.stalls, exaggeration
     ));
     l
 }

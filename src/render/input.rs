@@ -3,11 +3,10 @@
 
 use super::scene::initial_camera;
 use super::{ReplayControl, Visuals, f32v};
-use crate::device::MouseInput;
+use crate::device::{MouseHands, MouseInput};
 use crate::math::Vec3 as V3;
 use crate::sim::snapshot::Snapshot;
 use kiss3d::prelude::*;
-use ringbuf::HeapProd;
 use ringbuf::traits::Producer;
 
 /// The orbit camera framing the first snapshot. With the mouse as the device, the camera
@@ -29,7 +28,8 @@ pub(super) fn camera(snap: &Snapshot, visuals: &Visuals, mouse_drives: bool) -> 
 }
 
 /// The mouse as the device: left-drag moves the needle in the view plane, the wheel moves it
-/// in depth, right-drag rotates it, G grasps and releases (events with Ctrl go to the camera).
+/// in depth, right-drag rotates it, G grasps and releases, Tab switches the hand it drives
+/// (events with Ctrl go to the camera).
 #[derive(Default)]
 pub(super) struct MouseDrive {
     /// The cursor at the last event [px].
@@ -41,14 +41,10 @@ pub(super) struct MouseDrive {
 }
 
 impl MouseDrive {
-    /// Turn this frame's window events into increments pushed to `tx` (a full ring drops
-    /// them), scaled so the needle follows the cursor at the camera's target depth.
-    pub(super) fn handle(
-        &mut self,
-        window: &Window,
-        cam: &OrbitCamera3d,
-        tx: &mut HeapProd<MouseInput>,
-    ) {
+    /// Turn this frame's window events into increments sent to the driven hand's device (a
+    /// full ring drops them), scaled so the needle follows the cursor at the camera's target
+    /// depth; Tab switches the driven hand.
+    pub(super) fn handle(&mut self, window: &Window, cam: &OrbitCamera3d, tx: &mut MouseHands) {
         let eye = cam.eye();
         let at = cam.at();
         let fwd = (at - eye).normalize();
@@ -74,14 +70,14 @@ impl MouseDrive {
                     self.last_cursor = cursor;
                     if self.moving {
                         let w = (right * d.x - up * d.y) * m_per_px;
-                        let _ = tx.try_push(MouseInput {
+                        let _ = tx.send(MouseInput {
                             translate: v(w),
                             ..Default::default()
                         });
                         ev.inhibited = true;
                     } else if self.turning {
                         let w = (up * d.x + right * d.y) * 0.01;
-                        let _ = tx.try_push(MouseInput {
+                        let _ = tx.send(MouseInput {
                             rotate: v(w),
                             ..Default::default()
                         });
@@ -89,17 +85,23 @@ impl MouseDrive {
                     }
                 }
                 WindowEvent::Scroll(_, dy, m) if !m.contains(Modifiers::Control) => {
-                    let _ = tx.try_push(MouseInput {
+                    let _ = tx.send(MouseInput {
                         translate: v(fwd * (dy as f32 * 0.002)),
                         ..Default::default()
                     });
                     ev.inhibited = true;
                 }
                 WindowEvent::Key(Key::G, Action::Press, _) => {
-                    let _ = tx.try_push(MouseInput {
+                    let _ = tx.send(MouseInput {
                         toggle_grasp: true,
                         ..Default::default()
                     });
+                }
+                WindowEvent::Key(Key::Tab, Action::Press, _) => {
+                    // A drag in progress stays with the hand it started on.
+                    self.moving = false;
+                    self.turning = false;
+                    tx.switch();
                 }
                 _ => {}
             }

@@ -5,8 +5,10 @@
 //! with the loops' rates, jitter and force. It owns no physics: the simulation's f64 state is
 //! converted to f32 here, at the render boundary. With the mouse as the device it turns drags
 //! into world-frame increments (device::MouseInput): left-drag moves the needle in the view
-//! plane, the wheel moves it in depth, right-drag rotates it, G grasps and releases; the camera
-//! orbits with Ctrl+drag and zooms with Ctrl+wheel (plain drags orbit when a real device drives).
+//! plane, the wheel moves it in depth, right-drag rotates it, G grasps and releases, Tab switches
+//! the hand it drives when it drives two tools (device::MouseHands; the other tool holds); the
+//! camera orbits with Ctrl+drag and zooms with Ctrl+wheel (plain drags orbit when only real
+//! devices drive).
 //!
 //! Split by role: `scene` (the scene graph and the lines drawn each frame), `hud` (text),
 //! `input` (camera, mouse, replay keys), `screenshot` (PNG and its JSON sidecar); this file
@@ -19,7 +21,7 @@ mod screenshot;
 
 pub use scene::{CameraPose, initial_camera};
 
-use crate::device::MouseInput;
+use crate::device::MouseHands;
 use crate::math::Vec3 as V3;
 use crate::sim::snapshot::SnapshotRx;
 use crate::sim::tool::{NeedleShape, TissuePad};
@@ -36,9 +38,17 @@ pub struct Visuals {
     pub tissue: Option<TissuePad>,
     /// Window title.
     pub title: String,
-    /// Device name for the HUD.
-    pub device: String,
-    /// Whether the device renders force (else the HUD says the force is shown only).
+    /// Each tool's device, in the order of the snapshots' tools (`devices[i]` drives
+    /// `Snapshot::tools[i]`), for the HUD.
+    pub devices: Vec<DeviceVisual>,
+}
+
+/// A device as the HUD names it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceVisual {
+    /// Its name.
+    pub name: String,
+    /// Whether it renders force (else the HUD says the force is shown only).
     pub force_feedback: bool,
 }
 
@@ -108,7 +118,7 @@ pub fn run(
     opts: &mut ViewerOptions,
     visuals: &Visuals,
     snaps: &mut SnapshotRx,
-    mouse: Option<HeapProd<MouseInput>>,
+    mouse: Option<MouseHands>,
 ) -> Result<ViewerOutcome, RenderError> {
     pollster::block_on(run_async(opts, visuals, snaps, mouse))
 }
@@ -120,7 +130,7 @@ async fn run_async(
     opts: &mut ViewerOptions,
     visuals: &Visuals,
     snaps: &mut SnapshotRx,
-    mut mouse: Option<HeapProd<MouseInput>>,
+    mut mouse: Option<MouseHands>,
 ) -> Result<ViewerOutcome, RenderError> {
     let mut window = Window::new_with_size(&visuals.title, opts.width, opts.height).await;
     let mut view = scene::View::new(&mut window);
@@ -146,8 +156,11 @@ async fn run_async(
                 scene::draw_lines(&mut window, s, visuals);
                 let help = if opts.replay.is_some() {
                     hud::Help::Replay
-                } else if mouse.is_some() {
-                    hud::Help::Mouse
+                } else if let Some(m) = &mouse {
+                    hud::Help::Mouse {
+                        hands: m.len(),
+                        driven: m.driven().map(|(i, _)| i),
+                    }
                 } else {
                     hud::Help::Device
                 };

@@ -1,11 +1,12 @@
 //! The scene graph: each rod as a shaded tube with a stripe along its material direction d1
 //! (so twist shows as a helix), the curved needle on the held end, the tissue pad, and the
-//! lines drawn each frame (skin lattice, targets and holes, ghost needle, coupling spring,
-//! force arrow); the initial camera pose.
+//! lines drawn each frame (skin lattice, targets and holes, and per tool its ghost, coupling
+//! spring and force arrow); the initial camera pose.
 
 use super::{Visuals, f32v};
 use crate::math::Vec3 as V3;
-use crate::sim::snapshot::Snapshot;
+use crate::sim::snapshot::{Snapshot, ToolSnapshot};
+use crate::sim::tool::NeedleShape;
 use kiss3d::prelude::*;
 
 /// Suture colour (nylon blue-violet), stripe, needle, tissue, ghost needle, force.
@@ -186,7 +187,7 @@ fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f
             );
         }
     }
-    if let (Some(n), Some(t)) = (&visuals.needle, &snap.tool) {
+    if let (Some(n), Some(t)) = (&visuals.needle, snap.tool()) {
         let dr = display_radius(snap.rods.get(t.rod).map_or(1e-4, |r| r.radius), size).0;
         let wr = n.wire_radius.max(0.6 * dr);
         for (k, node) in nodes.needle.iter_mut().enumerate() {
@@ -263,17 +264,36 @@ pub(super) fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals
             false,
         );
     }
-    let Some(tool) = &snap.tool else { return };
-    if let Some(n) = &visuals.needle {
-        let mut prev = n.point(&tool.target, &tool.target_rotation, 0.0);
-        for k in 1..=NEEDLE_PIECES {
-            let p = n.point(
-                &tool.target,
-                &tool.target_rotation,
-                k as f64 / NEEDLE_PIECES as f64,
-            );
-            window.draw_line(f32v(&prev), f32v(&p), GHOST, 2.0, false);
-            prev = p;
+    for (i, tool) in snap.tools.iter().enumerate() {
+        if let Some(tool) = tool {
+            // The scene's needle is on the first tool; the other tools' ghosts are crosses.
+            draw_tool(window, tool, visuals.needle.as_ref().filter(|_| i == 0));
+        }
+    }
+}
+
+/// One tool's lines: its ghost (the needle at the device's pose, or a cross at the target),
+/// the coupling spring and the force arrow.
+fn draw_tool(window: &mut Window, tool: &ToolSnapshot, needle: Option<&NeedleShape>) {
+    match needle {
+        Some(n) => {
+            let mut prev = n.point(&tool.target, &tool.target_rotation, 0.0);
+            for k in 1..=NEEDLE_PIECES {
+                let p = n.point(
+                    &tool.target,
+                    &tool.target_rotation,
+                    k as f64 / NEEDLE_PIECES as f64,
+                );
+                window.draw_line(f32v(&prev), f32v(&p), GHOST, 2.0, false);
+                prev = p;
+            }
+        }
+        None => {
+            let r = 1.5e-3;
+            for d in [V3::x(), V3::y(), V3::z()] {
+                let (a, b) = (tool.target - d * r, tool.target + d * r);
+                window.draw_line(f32v(&a), f32v(&b), GHOST, 2.0, false);
+            }
         }
     }
     // The coupling spring from the device pose to the held node.

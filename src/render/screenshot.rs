@@ -28,7 +28,7 @@ pub(super) fn write(
         .iter()
         .map(|r| json_points(&project(cam, shot_size, &r.positions)))
         .collect();
-    let needle: Vec<V3> = match (&visuals.needle, &s.tool) {
+    let needle: Vec<V3> = match (&visuals.needle, s.tool()) {
         (Some(n), Some(t)) => (0..=NEEDLE_PIECES)
             .map(|k| n.point(&t.position, &t.rotation, k as f64 / NEEDLE_PIECES as f64))
             .collect(),
@@ -48,13 +48,18 @@ pub(super) fn write(
             base += nx * nz;
         }
     }
+    // Every tool's held point and its target (the ghost), in the order of the snapshot's tools.
+    let tools: Vec<V3> = s.tools.iter().flatten().map(|t| t.position).collect();
+    let ghosts: Vec<V3> = s.tools.iter().flatten().map(|t| t.target).collect();
     let json = format!(
-        "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{},\"tissue_cells\":{}}}\n",
+        "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{},\"tools\":{},\"ghosts\":{},\"tissue_cells\":{}}}\n",
         img.width(),
         img.height(),
         s.time,
         rods.join(","),
         json_points(&project(cam, shot_size, &needle)),
+        json_points(&project(cam, shot_size, &tools)),
+        json_points(&project(cam, shot_size, &ghosts)),
         json_points(&project(cam, shot_size, &cells))
     );
     let mut side = path.to_path_buf().into_os_string();

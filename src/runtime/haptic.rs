@@ -1,4 +1,4 @@
-//! The haptic loop: a thread at a fixed rate (1 kHz) that reads the device, hands the mapped
+//! The haptic loop: a thread at a fixed rate (1 kHz) per device that reads it, hands the mapped
 //! device pose to the physics (ToolTarget), and renders the virtual-coupling force from the
 //! latest tool state the physics published (ProxyState), through the watchdog and the force
 //! limiter. It never locks, allocates, logs or does I/O other than the device's own reports;
@@ -256,6 +256,9 @@ pub struct HapticLinks {
     pub figures: Option<HeapProd<HapticFigures>>,
     /// Device samples for the recorder (disabled: no recording).
     pub recorder: RecorderTx<SampleRecord>,
+    /// The tool this loop's device drives (its index in the world's tool slice), recorded
+    /// with its samples.
+    pub tool: u8,
 }
 
 /// Longest lag the haptic loop makes up (3 ticks at 1 kHz); longer stalls are given up.
@@ -281,6 +284,7 @@ pub fn spawn(
         mut targets,
         mut figures,
         mut recorder,
+        tool,
     } = links;
     std::thread::spawn(move || {
         let priority = if realtime {
@@ -312,6 +316,7 @@ pub fn spawn(
             }
             if recorder.enabled() {
                 recorder.push(SampleRecord {
+                    tool,
                     t: now,
                     // A faulted tick (no target) records no sample.
                     sample: target.and(core.last),

@@ -1,8 +1,9 @@
-//! The physics loop: a thread stepping the scene's World at a fixed `dt`, the held rod node
-//! pulled by the virtual coupling (sim::tool::ToolSpring, inside the implicit solve) toward the
-//! latest ToolTarget from the haptic loop, publishing the tool's state (ProxyState) back to the
-//! haptic loop and Snapshots to the viewer. Allocation-free per step: the solvers' buffers are
-//! allocated with the rods and snapshots come from a preallocated pool.
+//! The physics loop: a thread stepping the scene's World at a fixed `dt` with its device-driven
+//! tools (one per device, at most `sim::MAX_TOOLS`), each tool's held node pulled by its virtual
+//! coupling (sim::tool::ToolSpring, inside the implicit solve) toward the latest ToolTarget from
+//! its device's haptic loop, publishing each tool's state (ProxyState) back to that haptic loop
+//! and Snapshots to the viewer. Allocation-free per step: the solvers' buffers are allocated
+//! with the rods, the targets are a fixed array, and snapshots come from a preallocated pool.
 
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
 use super::pacer::{PHYSICS_PRIORITY, Pacer, Priority, request_realtime};
@@ -10,7 +11,8 @@ use super::stats::LoopSummary;
 use crate::session::format::{DigestRecord, EventRecord};
 use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
 use crate::sim::snapshot::{SnapshotTx, ToolSnapshot};
-use crate::sim::{Tool, ToolState, World};
+use crate::sim::tool::Hand;
+use crate::sim::{MAX_TOOLS, Tool, ToolState, World};
 use ringbuf::HeapProd;
 use ringbuf::traits::Producer;
 use std::sync::Arc;
@@ -42,20 +44,24 @@ pub struct PhysicsReport {
     pub skipped_snapshots: u64,
     /// The world at the end.
     pub world: World,
-    /// The tool at the end (its coupling's last force on the rod).
-    pub tool: Option<Tool>,
+    /// The tools at the end (their couplings' last forces on the rods), in the order the
+    /// world stepped them.
+    pub tools: Vec<Tool>,
     /// The scheduling the loop's thread ran under.
     pub priority: Priority,
 }
 
-/// The physics loop's links to the other threads.
+/// The physics loop's links to the other threads: per tool (`[i]` for tool `i`), its device's
+/// haptic loop.
 pub struct PhysicsLinks {
-    /// Newest device target from the haptic loop.
-    pub targets: Latest<ToolTarget>,
-    /// Tool state for the haptic loop.
-    pub proxy: HeapProd<ProxyState>,
-    /// Newest haptic loop figures (for the snapshots' HUD figures).
-    pub haptic: Latest<HapticFigures>,
+    /// Newest device target from each haptic loop.
+    pub targets: Vec<Latest<ToolTarget>>,
+    /// Each tool's state for its haptic loop.
+    pub proxies: Vec<HeapProd<ProxyState>>,
+    /// Newest figures of each haptic loop (for the snapshots' HUD figures).
+    pub haptic: Vec<Latest<HapticFigures>>,
+    /// The hand of each tool (for the snapshots).
+    pub hands: Vec<Hand>,
     /// Snapshots for the viewer (or a headless reader), published every `snapshot_every` steps.
     pub snapshots: SnapshotTx,
     /// See `snapshots`.
@@ -64,13 +70,14 @@ pub struct PhysicsLinks {
     pub recorder: RecorderTx<PhysicsRecord>,
 }
 
-/// Run the physics loop on a new thread until `stop` is set. `tool` is the device-driven tool
-/// (None: none). Times are seconds since `start`. With
-/// `realtime` the thread asks for `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loop.
+/// Run the physics loop on a new thread until `stop` is set. `tools` are the device-driven
+/// tools (at most `sim::MAX_TOOLS`; `tools[i]` takes `links.targets[i]` and publishes to
+/// `links.proxies[i]`). Times are seconds since `start`. With `realtime` the thread asks for
+/// `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loops.
 pub fn spawn(
     start: Instant,
     mut world: World,
-    tool: Option<Tool>,
+    mut tools: Vec<Tool>,
     dt: Duration,
     mut links: PhysicsLinks,
     stop: Arc<AtomicBool>,
@@ -89,16 +96,24 @@ pub fn spawn(
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
         let mut last_error = None;
         let mut compute = Duration::ZERO;
-        let mut tools: Vec<Tool> = tool.into_iter().collect();
+        let n = tools
+            .len()
+            .min(MAX_TOOLS)
+            .min(links.targets.len())
+            .min(links.proxies.len());
+        tools.truncate(n);
+        let mut targets: [Option<ToolTarget>; MAX_TOOLS] = [None; MAX_TOOLS];
         let (mut index, mut events_seen) = (0u64, 0usize);
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
-            let target = links.targets.get();
-            let out = world.step(&mut tools, &[target], h);
+            for (t, rx) in targets.iter_mut().zip(links.targets.iter_mut()) {
+                *t = rx.get();
+            }
+            let out = world.step(&mut tools, &targets[..n], h);
             index += 1;
             if links.recorder.enabled() {
                 let rec = &mut links.recorder;
-                rec.push(PhysicsRecord::Step(capture(index, target.as_ref(), &out)));
+                rec.push(PhysicsRecord::Step(capture(index, &targets[..n], &out)));
                 for e in world.events_since(events_seen) {
                     rec.push(PhysicsRecord::Event(EventRecord {
                         step: index,
@@ -125,11 +140,12 @@ pub fn spawn(
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
-            if let Some(ts) = out.tool() {
+            for (ts, proxy) in out.tools.iter().zip(links.proxies.iter_mut()) {
+                let Some(ts) = ts else { continue };
                 // A failed step (the solver rolled the world back, e.g. after a non-finite
-                // state) decouples the hand for that tick: the haptic loop renders zero and
-                // ramps the force back in when the next step succeeds.
-                let _ = links.proxy.try_push(ProxyState {
+                // state) decouples the hands for that tick: the haptic loops render zero and
+                // ramp the force back in when the next step succeeds.
+                let _ = proxy.try_push(ProxyState {
                     published,
                     position: ts.position,
                     rotation: ts.rotation,
@@ -140,11 +156,23 @@ pub fn spawn(
             }
             if steps.is_multiple_of(links.snapshot_every.max(1)) {
                 let stats = &pacer.stats;
-                let hf = links.haptic.get().unwrap_or_default();
+                let mut hf = [HapticFigures::default(); MAX_TOOLS];
+                for (f, rx) in hf.iter_mut().zip(links.haptic.iter_mut()) {
+                    *f = rx.get().unwrap_or_default();
+                }
+                let hands = &links.hands;
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
                     snap.step = steps;
-                    snap.tool = out.tool().map(tool_snapshot);
+                    for (i, dst) in snap.tools.iter_mut().enumerate() {
+                        *dst = out.tools[i].as_ref().map(|ts| {
+                            let mut t =
+                                tool_snapshot(ts, hands.get(i).copied().unwrap_or_default());
+                            t.hand_force = hf[i].hand_force;
+                            t.device_faults = hf[i].device_faults;
+                            t
+                        });
+                    }
                     let f = &mut snap.figures;
                     let m = stats.running();
                     f.physics_rate = m.rate;
@@ -153,14 +181,19 @@ pub fn spawn(
                     f.physics_overruns = m.overruns;
                     f.failed_steps = failed;
                     f.unconverged_steps = unconverged;
-                    f.haptic_rate = hf.stats.rate;
-                    f.haptic_p50_us = hf.stats.p50;
-                    f.haptic_p99_us = hf.stats.p99;
-                    f.haptic_max_us = hf.stats.max;
-                    f.haptic_overruns = hf.stats.overruns;
-                    f.device_faults = hf.device_faults;
-                    f.stalls = hf.stalls;
-                    f.hand_force = hf.hand_force;
+                    // The slowest haptic loop's figures; counts summed over the loops.
+                    let loops = &hf[..n.max(1)];
+                    f.haptic_rate = loops
+                        .iter()
+                        .map(|x| x.stats.rate)
+                        .fold(f64::INFINITY, f64::min);
+                    f.haptic_p50_us = loops.iter().map(|x| x.stats.p50).fold(0.0, f64::max);
+                    f.haptic_p99_us = loops.iter().map(|x| x.stats.p99).fold(0.0, f64::max);
+                    f.haptic_max_us = loops.iter().map(|x| x.stats.max).fold(0.0, f64::max);
+                    f.haptic_overruns = loops.iter().map(|x| x.stats.overruns).sum();
+                    f.device_faults = loops.iter().map(|x| x.device_faults).sum();
+                    f.stalls = loops.iter().map(|x| x.stalls).sum();
+                    f.hand_force = hf[0].hand_force;
                 });
             }
             compute = tick.elapsed();
@@ -175,16 +208,21 @@ pub fn spawn(
             recorded_steps: index,
             skipped_snapshots: links.snapshots.skipped,
             world,
-            tool: tools.pop(),
+            tools,
             priority,
         }
     })
 }
 
-/// The viewer's picture of a tool (the viewer draws needles from their swage: for the rigid
-/// needle, the swage of the needle and of the ghost at the device's pose).
-pub fn tool_snapshot(state: &ToolState) -> ToolSnapshot {
+/// The viewer's picture of the tool `hand` drives (the viewer draws needles from their swage:
+/// for the rigid needle, the swage of the needle and of the ghost at the device's pose); its
+/// hand's force and faults are zero here (the physics loop fills them in from the haptic
+/// loop's figures).
+pub fn tool_snapshot(state: &ToolState, hand: Hand) -> ToolSnapshot {
     ToolSnapshot {
+        hand,
+        hand_force: crate::math::Vec3::zeros(),
+        device_faults: 0,
         rod: state.rod,
         node: state.node,
         target: state.drawn_target,

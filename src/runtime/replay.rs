@@ -1,12 +1,13 @@
-//! Replay in the viewer: a player thread re-simulates a recording from its recorded targets
-//! (the tool and step the live physics used, sim::Tool and sim::World::step) at a chosen speed and publishes snapshots; the
+//! Replay in the viewer: a player thread re-simulates a recording from its recorded targets,
+//! every tool its own (the tools and step the live physics used, sim::Tool and
+//! sim::World::step) at a chosen speed and publishes snapshots; the
 //! viewer sends it pause, speed and seek commands through a ring. Seeking forward steps on
 //! without pacing; seeking back restarts from the scene's initial world and steps to the
 //! time asked for (a replay is deterministic, so the state there is the recorded one: the
 //! player checks each recorded digest it passes).
 
 use crate::session::format::Recording;
-use crate::session::replay::{ReplayError, tool_for};
+use crate::session::replay::{ReplayError, tools_for};
 use crate::sim::snapshot::SnapshotTx;
 use crate::sim::{Tool, World};
 use ringbuf::HeapCons;
@@ -32,9 +33,10 @@ pub struct Player {
     initial: World,
     /// The world at step `index` (0: the initial world).
     pub world: World,
-    /// The tool (coupling and grasp state) at step `index`.
-    pub tool: Tool,
-    initial_tool: Tool,
+    /// The tools (couplings and grasp states) at step `index`, in the order the world steps
+    /// them (the recording header's tools).
+    pub tools: Vec<Tool>,
+    initial_tools: Vec<Tool>,
     /// Steps taken (an index into the recording's step records).
     pub index: usize,
     /// Paused?
@@ -53,12 +55,12 @@ pub struct Player {
 impl Player {
     /// A player at the start of `rec`, over its scene's initial `world`.
     pub fn new(rec: Arc<Recording>, world: World) -> Result<Self, ReplayError> {
-        let tool = tool_for(&rec, &world)?;
+        let tools = tools_for(&rec, &world)?;
         Ok(Player {
             initial: world.clone(),
             world,
-            initial_tool: tool.clone(),
-            tool,
+            initial_tools: tools.clone(),
+            tools,
             rec,
             index: 0,
             paused: false,
@@ -84,11 +86,11 @@ impl Player {
         let Some(s) = self.rec.steps.get(self.index) else {
             return false;
         };
-        let _ = self.world.step(
-            std::slice::from_mut(&mut self.tool),
-            &[s.target],
-            self.rec.header.dt,
-        );
+        let targets = s.targets();
+        let n = self.tools.len();
+        let _ = self
+            .world
+            .step(&mut self.tools, &targets[..n], self.rec.header.dt);
         self.index += 1;
         let step = self.index as u64;
         if let Ok(k) = self.rec.digests.binary_search_by_key(&step, |d| d.step) {
@@ -106,7 +108,7 @@ impl Player {
         let target = ((t.max(0.0) / dt).round() as usize).min(self.rec.steps.len());
         if target < self.index {
             self.world = self.initial.clone();
-            self.tool = self.initial_tool.clone();
+            self.tools.clone_from(&self.initial_tools);
             self.index = 0;
         }
         while self.index < target && self.step() {}
@@ -161,11 +163,15 @@ pub fn spawn(
             // A slow frame is not made up beyond 0.1 s (the replay slows down instead).
             player.advance((now - last).as_secs_f64().min(0.1));
             last = now;
-            let tool = super::physics::tool_snapshot(&player.tool.state(&player.world));
             snapshots.publish(|snap| {
                 snap.capture(&player.world);
                 snap.step = player.index as u64;
-                snap.tool = Some(tool);
+                for (i, dst) in snap.tools.iter_mut().enumerate() {
+                    *dst = player.tools.get(i).map(|t| {
+                        let hand = player.rec.header.tools[i].hand;
+                        super::physics::tool_snapshot(&t.state(&player.world), hand)
+                    });
+                }
             });
             std::thread::sleep(Duration::from_millis(16));
         }

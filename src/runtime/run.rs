@@ -1,16 +1,18 @@
-//! Starting and stopping a simulator session: the haptic loop and the physics loop on their
-//! threads, wired by lock-free rings, with the snapshot channel handed to the caller (the
-//! viewer on the main thread, or a headless wait).
+//! Starting and stopping a simulator session: one haptic loop per device and the physics loop
+//! on their threads, wired by lock-free rings, with the snapshot channel handed to the caller
+//! (the viewer on the main thread, or a headless wait).
 
 use super::haptic::{self, HapticConfig, HapticFigures, HapticReport, ProxyState, ToolTarget};
 use super::physics::{self, PhysicsLinks, PhysicsReport};
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
-use crate::session::format::{End, Header};
+use crate::session::format::{End, Header, ToolHeader};
 use crate::session::recorder::{DIGEST_EVERY, Recorder, RecorderReport};
-use crate::sim::World;
+use crate::session::replay::build_tool;
 use crate::sim::snapshot::{SnapshotRx, snapshot_channel};
+use crate::sim::tool::Hand;
 use crate::sim::tool::ToolSetup;
+use crate::sim::{MAX_TOOLS, Tool, World};
 use ringbuf::HeapRb;
 use ringbuf::traits::Split;
 use std::fmt;
@@ -29,11 +31,9 @@ pub const TORQUE_LIMIT: f64 = 0.1;
 /// Force ramp-in time at start and after a fault [s].
 pub const RAMP: f64 = 0.05;
 
-/// What a session needs.
-pub struct RunSetup {
-    /// The world (every rod a dynamic Cosserat rod).
-    pub world: World,
-    /// The tool the device drives.
+/// One device of a session and the tool it drives.
+pub struct DeviceSetup {
+    /// The tool the device drives (its hand, held rod and node or instrument, coupling).
     pub tool: ToolSetup,
     /// The device.
     pub device: Box<dyn HapticDevice>,
@@ -42,15 +42,28 @@ pub struct RunSetup {
     pub map: WorkspaceMap,
     /// The device's largest stable stiffness [N/m] (0: no limit beyond the scene's).
     pub device_max_stiffness: f64,
+    /// What the recording and the report call the device (empty: its own name).
+    pub label: String,
+    /// The device profile's text, for the recording (empty: none, e.g. mouse or scripted).
+    pub profile_text: String,
+}
+
+/// What a session needs.
+pub struct RunSetup {
+    /// The world (every rod a dynamic Cosserat rod).
+    pub world: World,
+    /// The devices, one per tool (at most `sim::MAX_TOOLS`, each hand at most once), in the
+    /// order the world steps their tools; each gets its own haptic loop.
+    pub devices: Vec<DeviceSetup>,
     /// Haptic loop period and physics step.
     pub haptic_period: Duration,
     /// See `haptic_period`.
     pub physics_dt: Duration,
     /// Publish a snapshot every this many physics steps.
     pub snapshot_every: u64,
-    /// Record the session to this writer, with this header (its scene and device fields set
-    /// by the caller; the coupling, tool, periods and start time are filled in here). None:
-    /// no recording.
+    /// Record the session to this writer, with this header (its scene fields set by the
+    /// caller; the tools and devices, periods and start time are filled in here). None: no
+    /// recording.
     pub record: Option<(Box<dyn std::io::Write + Send>, Header)>,
     /// Ask for real-time scheduling (`SCHED_FIFO`) for the haptic and physics loops' threads
     /// (runtime::pacer::request_realtime); refused, they run at normal priority and the
@@ -61,28 +74,40 @@ pub struct RunSetup {
 /// A running session.
 pub struct Running {
     stop: Arc<AtomicBool>,
-    haptic: std::thread::JoinHandle<HapticReport>,
+    haptic: Vec<(Hand, String, std::thread::JoinHandle<HapticReport>)>,
     physics: std::thread::JoinHandle<PhysicsReport>,
     /// Snapshots of the world (the viewer takes them).
     pub snapshots: SnapshotRx,
     /// When the loops started.
     pub started: Instant,
-    /// The coupling used (after the stiffness cap), and whether it was capped.
-    pub coupling: (VirtualCoupling, bool),
+    /// Each tool's coupling (after the stiffness cap), and whether it was capped, in the order
+    /// of the setup's devices.
+    pub couplings: Vec<(VirtualCoupling, bool)>,
     haptic_period: Duration,
     recorder: Recorder,
+}
+
+/// What one device's haptic loop did.
+#[derive(Clone, Debug)]
+pub struct HandReport {
+    /// The hand.
+    pub hand: Hand,
+    /// The device (its label).
+    pub device: String,
+    /// Its haptic loop.
+    pub haptic: HapticReport,
 }
 
 /// What a session did.
 #[derive(Clone, Debug)]
 pub struct RunReport {
-    /// The haptic loop.
-    pub haptic: HapticReport,
-    /// The physics loop (with the final world).
+    /// Each device's haptic loop, in the order of the setup's devices.
+    pub hands: Vec<HandReport>,
+    /// The physics loop (with the final world and tools).
     pub physics: PhysicsReport,
     /// Wall time the loops ran [s].
     pub wall: f64,
-    /// The haptic loop's target period [µs] (jitter = |p99 period − this|).
+    /// The haptic loops' target period [µs] (jitter = |p99 period − this|).
     pub haptic_period_us: f64,
     /// The recorder (a default report when the session was not recorded).
     pub recorder: RecorderReport,
@@ -91,7 +116,7 @@ pub struct RunReport {
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
 /// orientation holds the tool as the scene placed it).
 pub fn tool_frame(world: &World, tool: &ToolSetup) -> crate::math::Quat {
-    world.held_frame(tool.rod, tool.node)
+    world.tool_frame(tool)
 }
 
 /// Why a session could not start or stop cleanly.
@@ -103,6 +128,12 @@ pub enum RunError {
     /// The scene's tool holds a node the world does not have.
     #[error(transparent)]
     Tool(#[from] crate::sim::NoSuchNode),
+    /// No device, or more than a world steps.
+    #[error("a session needs 1 to {MAX_TOOLS} devices, got {0}")]
+    Devices(usize),
+    /// Two devices for one hand.
+    #[error("two devices drive the {0} hand")]
+    SameHand(&'static str),
     /// The recording could not be started.
     #[error("recording: {0}")]
     Recording(std::io::Error),
@@ -111,12 +142,31 @@ pub enum RunError {
     Panicked(&'static str),
 }
 
-/// Start the haptic and physics loops.
-pub fn start(setup: RunSetup) -> Result<Running, RunError> {
-    setup.world.check_realtime()?;
-    let t = setup.tool;
-    let max_k = if setup.device_max_stiffness > 0.0 {
-        t.max_stiffness.min(setup.device_max_stiffness)
+/// A tool as a session starts it, from its [`ToolSetup`] and its device's stiffness limit.
+pub struct StartedTool {
+    /// The tool the world steps.
+    pub tool: Tool,
+    /// The hand's virtual coupling (the haptic loop renders it), and whether its stiffness
+    /// was capped.
+    pub coupling: VirtualCoupling,
+    /// See `coupling`.
+    pub capped: bool,
+    /// What the recording says of it (hand, rod, node, instrument, gains; the device's name and
+    /// profile are the caller's to fill in), and what [`build_tool`] built the tool from.
+    pub entry: ToolHeader,
+}
+
+/// THE construction of a session's tool from a [`ToolSetup`]: the coupling's gains (the scene's
+/// tool, capped by the device's largest stable stiffness [N/m], 0: none), then the tool itself
+/// by [`build_tool`] from the header entry the recording keeps, so replay builds the same tool
+/// from the same entry.
+pub fn start_tool(
+    world: &World,
+    t: &ToolSetup,
+    device_max_stiffness: f64,
+) -> Result<StartedTool, RunError> {
+    let max_k = if device_max_stiffness > 0.0 {
+        t.max_stiffness.min(device_max_stiffness)
     } else {
         t.max_stiffness
     };
@@ -129,81 +179,141 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
     // The rigid needle (suturing scenes) is a body with the tool's inertia: its rotational
     // coupling has the damper the translational one has (sim::World::step gives it c·I/m),
     // and the hand feels the same.
-    if let Some((mass, inertia)) = setup.world.needle_mass()
+    if let Some((mass, inertia)) = world.needle_mass()
         && mass > 0.0
     {
         coupling.cr = coupling.c * inertia / mass;
     }
     // A quasi-static (STRANDS) rod is coupled by its tip force only (docs/derivations/cosserat.md §C.6).
-    if setup.world.is_quasi_static(t.rod) {
+    if world.is_quasi_static(t.rod) {
         coupling.kr = 0.0;
     }
-    let gains = crate::sim::Gains {
+    let entry = ToolHeader {
+        hand: t.hand,
+        instrument: t.instrument.map(|i| i as u64),
+        rod: t.rod as u64,
+        node: t.node as u64,
         k: coupling.k,
         c: coupling.c,
         kr: coupling.kr,
+        device: String::new(),
+        profile_text: String::new(),
     };
-    let tool = crate::sim::Tool::at_start(&setup.world, t.rod, t.node, gains)?;
-    let max_force = match setup.device.max_force() {
-        f if f > 0.0 && f.is_finite() => f,
-        _ => NOMINAL_FORCE_LIMIT,
-    };
-    let cfg = HapticConfig {
-        period: setup.haptic_period,
-        map: setup.map,
-        coupling: coupling.clone(),
-        limiter: ForceLimiter::new(max_force, TORQUE_LIMIT, RAMP),
-        watchdog: Watchdog::default(),
-    };
+    let tool = build_tool(world, &entry)?;
+    Ok(StartedTool {
+        tool,
+        coupling,
+        capped,
+        entry,
+    })
+}
+
+/// Start the physics loop and one haptic loop per device.
+pub fn start(setup: RunSetup) -> Result<Running, RunError> {
+    setup.world.check_realtime()?;
+    let n = setup.devices.len();
+    if n == 0 || n > MAX_TOOLS {
+        return Err(RunError::Devices(n));
+    }
+    for (i, d) in setup.devices.iter().enumerate() {
+        if setup.devices[..i]
+            .iter()
+            .any(|e| e.tool.hand == d.tool.hand)
+        {
+            return Err(RunError::SameHand(d.tool.hand.name()));
+        }
+    }
+    let mut tools = Vec::with_capacity(n);
+    let mut entries = Vec::with_capacity(n);
+    let mut couplings = Vec::with_capacity(n);
+    for d in &setup.devices {
+        let mut st = start_tool(&setup.world, &d.tool, d.device_max_stiffness)?;
+        st.entry.device = if d.label.is_empty() {
+            d.device.name().to_string()
+        } else {
+            d.label.clone()
+        };
+        st.entry.profile_text = d.profile_text.clone();
+        tools.push(st.tool);
+        entries.push(st.entry);
+        couplings.push((st.coupling, st.capped));
+    }
     let mut recorder = match setup.record {
         None => Recorder::disabled(),
         Some((out, mut header)) => {
             header.dt = setup.physics_dt.as_secs_f64();
             header.haptic_period = setup.haptic_period.as_secs_f64();
             header.digest_every = DIGEST_EVERY;
-            header.tool_rod = t.rod as u64;
-            header.tool_node = t.node as u64;
-            (header.k, header.c, header.kr) = (gains.k, gains.c, gains.kr);
+            header.tools = entries.clone();
             header.started_unix = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
             Recorder::start(out, &header).map_err(RunError::Recording)?
         }
     };
-    let (rec_physics, rec_haptic) = recorder.take_ends();
-    let (proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(256);
-    let (target_tx, target_rx) = HeapRb::<ToolTarget>::new(256).split();
-    let (fig_tx, fig_rx) = haptic::latest::<HapticFigures>(16);
+    let (rec_physics, rec_haptic) = recorder.take_ends(n);
     let (snap_tx, snap_rx) = snapshot_channel(&setup.world, 4);
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let haptic_period = setup.haptic_period;
-    let haptic = haptic::spawn(
-        started,
-        setup.device,
-        cfg,
-        haptic::HapticLinks {
-            proxy: proxy_rx,
-            targets: target_tx,
-            figures: Some(fig_tx),
-            recorder: rec_haptic,
-        },
-        stop.clone(),
-        setup.realtime,
-    );
+    let mut links = PhysicsLinks {
+        targets: Vec::with_capacity(n),
+        proxies: Vec::with_capacity(n),
+        haptic: Vec::with_capacity(n),
+        hands: Vec::with_capacity(n),
+        snapshots: snap_tx,
+        snapshot_every: setup.snapshot_every,
+        recorder: rec_physics,
+    };
+    let mut haptic = Vec::with_capacity(n);
+    for (i, ((d, rec), entry)) in setup
+        .devices
+        .into_iter()
+        .zip(rec_haptic)
+        .zip(&entries)
+        .enumerate()
+    {
+        let (coupling, _) = &couplings[i];
+        let max_force = match d.device.max_force() {
+            f if f > 0.0 && f.is_finite() => f,
+            _ => NOMINAL_FORCE_LIMIT,
+        };
+        let cfg = HapticConfig {
+            period: setup.haptic_period,
+            map: d.map,
+            coupling: coupling.clone(),
+            limiter: ForceLimiter::new(max_force, TORQUE_LIMIT, RAMP),
+            watchdog: Watchdog::default(),
+        };
+        let (proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(256);
+        let (target_tx, target_rx) = HeapRb::<ToolTarget>::new(256).split();
+        let (fig_tx, fig_rx) = haptic::latest::<HapticFigures>(16);
+        links.targets.push(haptic::Latest::from_consumer(target_rx));
+        links.proxies.push(proxy_tx);
+        links.haptic.push(fig_rx);
+        links.hands.push(d.tool.hand);
+        let thread = haptic::spawn(
+            started,
+            d.device,
+            cfg,
+            haptic::HapticLinks {
+                proxy: proxy_rx,
+                targets: target_tx,
+                figures: Some(fig_tx),
+                recorder: rec,
+                tool: i as u8,
+            },
+            stop.clone(),
+            setup.realtime,
+        );
+        haptic.push((d.tool.hand, entry.device.clone(), thread));
+    }
     let physics = physics::spawn(
         started,
         setup.world,
-        Some(tool),
+        tools,
         setup.physics_dt,
-        PhysicsLinks {
-            targets: haptic::Latest::from_consumer(target_rx),
-            proxy: proxy_tx,
-            haptic: fig_rx,
-            snapshots: snap_tx,
-            snapshot_every: setup.snapshot_every,
-            recorder: rec_physics,
-        },
+        links,
         stop.clone(),
         setup.realtime,
     );
@@ -213,25 +323,36 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         physics,
         snapshots: snap_rx,
         started,
-        coupling: (coupling, capped),
+        couplings,
         haptic_period,
         recorder,
     })
 }
 
 impl Running {
-    /// Stop both loops and collect their reports.
+    /// Stop the loops and collect their reports.
     pub fn stop(self) -> Result<RunReport, RunError> {
         self.stop.store(true, Ordering::Relaxed);
         let wall = self.started.elapsed().as_secs_f64();
-        let haptic = self
-            .haptic
-            .join()
-            .map_err(|_| RunError::Panicked("haptic"))?;
+        let mut hands = Vec::with_capacity(self.haptic.len());
+        let mut panicked = false;
+        for (hand, device, thread) in self.haptic {
+            match thread.join() {
+                Ok(haptic) => hands.push(HandReport {
+                    hand,
+                    device,
+                    haptic,
+                }),
+                Err(_) => panicked = true,
+            }
+        }
         let physics = self
             .physics
             .join()
             .map_err(|_| RunError::Panicked("physics"))?;
+        if panicked {
+            return Err(RunError::Panicked("haptic"));
+        }
         let recorder = self.recorder.finish(End {
             steps: physics.recorded_steps,
             digest: physics.world.digest(),
@@ -240,7 +361,7 @@ impl Running {
             note: "stopped".into(),
         });
         Ok(RunReport {
-            haptic,
+            hands,
             physics,
             wall,
             haptic_period_us: self.haptic_period.as_secs_f64() * 1e6,
@@ -250,28 +371,54 @@ impl Running {
 }
 
 impl fmt::Display for RunReport {
-    /// `haptic 1000.1 Hz (p99 jitter 38 µs), physics 1000.0 Hz, overruns 0` and the rest.
+    /// First line `haptic 1000.1 Hz (p99 jitter 38 µs), physics 1000.0 Hz, overruns 0` (the
+    /// slowest haptic loop, overruns of all loops), then one line per hand
+    /// (`haptic right (mouse) 1000.1 Hz: period p50/p99/max …, device faults 0, …`), the
+    /// physics loop, and the wall time and threads.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (h, p) = (&self.haptic, &self.physics);
-        let jitter = |s: &super::LoopSummary, target_us: f64| (s.p99 - target_us).abs();
+        let p = &self.physics;
+        let jitter = |s: &super::LoopSummary| (s.p99 - self.haptic_period_us).abs();
+        let slowest = self
+            .hands
+            .iter()
+            .map(|r| r.haptic.stats)
+            .min_by(|a, b| a.rate.total_cmp(&b.rate))
+            .unwrap_or_default();
+        let worst_jitter = self
+            .hands
+            .iter()
+            .map(|r| jitter(&r.haptic.stats))
+            .fold(0.0, f64::max);
+        let overruns: u64 = self.hands.iter().map(|r| r.haptic.stats.overruns).sum();
         writeln!(
             f,
             "haptic {:.1} Hz (p99 jitter {:.1} µs), physics {:.1} Hz, overruns {}",
-            h.stats.rate,
-            jitter(&h.stats, self.haptic_period_us),
+            slowest.rate,
+            worst_jitter,
             p.stats.rate,
-            h.stats.overruns + p.stats.overruns
+            overruns + p.stats.overruns
         )?;
-        writeln!(
-            f,
-            "haptic period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks",
-            h.stats.p50,
-            h.stats.p99,
-            h.stats.max,
-            h.stats.compute_mean,
-            h.stats.compute_max,
-            h.stats.ticks
-        )?;
+        for r in &self.hands {
+            let h = &r.haptic;
+            writeln!(
+                f,
+                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}",
+                r.hand.name(),
+                r.device,
+                h.stats.rate,
+                h.stats.p50,
+                h.stats.p99,
+                h.stats.max,
+                h.stats.compute_mean,
+                h.stats.compute_max,
+                h.stats.ticks,
+                h.stats.overruns,
+                h.device_faults,
+                h.stalls,
+                h.clamped,
+                h.non_finite
+            )?;
+        }
         writeln!(
             f,
             "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
@@ -285,11 +432,16 @@ impl fmt::Display for RunReport {
             p.failed,
             p.dropped_ticks
         )?;
-        writeln!(
+        let threads = self
+            .hands
+            .iter()
+            .map(|r| format!("haptic {} {}", r.hand.name(), r.haptic.priority))
+            .collect::<Vec<_>>()
+            .join(", ");
+        write!(
             f,
-            "device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}, wall {:.2} s",
-            h.device_faults, h.stalls, h.clamped, h.non_finite, self.wall
-        )?;
-        write!(f, "threads: haptic {}, physics {}", h.priority, p.priority)
+            "wall {:.2} s; threads: {threads}, physics {}",
+            self.wall, p.priority
+        )
     }
 }

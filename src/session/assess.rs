@@ -186,7 +186,7 @@ pub fn assess(rec: &Recording) -> Metrics {
     let path = instrument_path(steps);
     let mut m = Metrics {
         scene: rec.header.scene_path.clone(),
-        device: rec.header.device.clone(),
+        device: rec.header.devices(),
         complete: rec.end.is_some(),
         duration: steps.last().map_or(0.0, |s| s.time),
         path_length: path_length(&path),

@@ -10,7 +10,7 @@ use std::path::Path;
 /// The step series as CSV (one row per physics step).
 pub fn steps_csv(r: &Recording) -> String {
     let mut s = String::from(
-        "step,time_s,has_target,target_x_m,target_y_m,target_z_m,buttons,tool_x_m,tool_y_m,tool_z_m,tip_x_m,tip_y_m,tip_z_m,coupling_fx_n,coupling_fy_n,coupling_fz_n,tip_force_n,tension_n,gap_m,tissue_force_n,grasped,converged,failed\n",
+        "step,time_s,has_target,target_x_m,target_y_m,target_z_m,buttons,tool_x_m,tool_y_m,tool_z_m,tip_x_m,tip_y_m,tip_z_m,coupling_fx_n,coupling_fy_n,coupling_fz_n,tip_force_n,tension_n,gap_m,tissue_force_n,grasped,converged,failed,tool2_has_target,tool2_target_x_m,tool2_target_y_m,tool2_target_z_m,tool2_buttons,tool2_x_m,tool2_y_m,tool2_z_m,tool2_coupling_fx_n,tool2_coupling_fy_n,tool2_coupling_fz_n,tool2_grasped\n",
     );
     for k in &r.steps {
         let (tx, b) = k.target.map_or(([f64::NAN; 3], 0), |t| {
@@ -43,14 +43,41 @@ pub fn steps_csv(r: &Recording) -> String {
             u8::from(k.converged),
             u8::from(k.failed)
         );
+        // The second tool (a two-device session), empty cells without one.
+        s.pop();
+        match k.more_tools[0] {
+            None => s.push_str(",,,,,,,,,,,,\n"),
+            Some(m) => {
+                let (tx, b) = m.target.map_or(([f64::NAN; 3], 0), |t| {
+                    ([t.position.x, t.position.y, t.position.z], t.buttons)
+                });
+                let _ = writeln!(
+                    s,
+                    ",{},{},{},{},{},{},{},{},{},{},{},{}",
+                    u8::from(m.target.is_some()),
+                    tx[0],
+                    tx[1],
+                    tx[2],
+                    b,
+                    m.position.x,
+                    m.position.y,
+                    m.position.z,
+                    m.coupling_force.x,
+                    m.coupling_force.y,
+                    m.coupling_force.z,
+                    u8::from(m.grasped)
+                );
+            }
+        }
     }
     s
 }
 
-/// The device samples as CSV (one row per haptic tick; a faulted tick has empty pose cells).
+/// The device samples as CSV (one row per haptic tick of each device, `tool` its index in the
+/// header's tools and `hand` its hand; a faulted tick has empty pose cells).
 pub fn samples_csv(r: &Recording) -> String {
     let mut s = String::from(
-        "t_s,device_x_m,device_y_m,device_z_m,buttons,hand_fx_n,hand_fy_n,hand_fz_n\n",
+        "t_s,device_x_m,device_y_m,device_z_m,buttons,hand_fx_n,hand_fy_n,hand_fz_n,tool,hand\n",
     );
     for k in &r.samples {
         let pose = k.sample.map_or(",,,".to_string(), |d| {
@@ -59,10 +86,15 @@ pub fn samples_csv(r: &Recording) -> String {
                 d.position.x, d.position.y, d.position.z, d.buttons
             )
         });
+        let hand = r
+            .header
+            .tools
+            .get(k.tool as usize)
+            .map_or("", |t| t.hand.name());
         let _ = writeln!(
             s,
-            "{},{},{},{},{}",
-            k.t, pose, k.hand_force.x, k.hand_force.y, k.hand_force.z
+            "{},{},{},{},{},{},{hand}",
+            k.t, pose, k.hand_force.x, k.hand_force.y, k.hand_force.z, k.tool
         );
     }
     s
@@ -93,8 +125,10 @@ pub fn write_csv(r: &Recording, dir: &Path) -> io::Result<()> {
 
 /// The series as `.npz` arrays: `step_time` [N], `target_position`, `tool_position`,
 /// `tip_position`, `coupling_force` [N, 3] (a step without a target has NaN), `tip_force`,
-/// `tension`, `gap`, `tissue_force` [N]; `sample_time` [M], `device_position`, `hand_force`
-/// [M, 3]; `event_time` [E].
+/// `tension`, `gap`, `tissue_force` [N]; the second tool's (NaN without one)
+/// `tool2_target_position`, `tool2_position`, `tool2_coupling_force` [N, 3]; `sample_time`,
+/// `sample_tool` (the device's tool index) [M], `device_position`, `hand_force` [M, 3];
+/// `event_time` [E].
 pub fn npz_arrays(r: &Recording) -> Vec<(String, Array)> {
     let n = r.steps.len();
     let col = |f: &dyn Fn(&super::format::StepRecord) -> f64| Array {
@@ -133,10 +167,43 @@ pub fn npz_arrays(r: &Recording) -> Vec<(String, Array)> {
         ("gap".into(), col(&|s| s.gap)),
         ("tissue_force".into(), col(&|s| s.tissue_force)),
         (
+            "tool2_target_position".into(),
+            v3(&|s| {
+                s.more_tools[0]
+                    .and_then(|m| m.target)
+                    .map_or([f64::NAN; 3], |t| {
+                        [t.position.x, t.position.y, t.position.z]
+                    })
+            }),
+        ),
+        (
+            "tool2_position".into(),
+            v3(&|s| {
+                s.more_tools[0].map_or([f64::NAN; 3], |m| {
+                    [m.position.x, m.position.y, m.position.z]
+                })
+            }),
+        ),
+        (
+            "tool2_coupling_force".into(),
+            v3(&|s| {
+                s.more_tools[0].map_or([f64::NAN; 3], |m| {
+                    [m.coupling_force.x, m.coupling_force.y, m.coupling_force.z]
+                })
+            }),
+        ),
+        (
             "sample_time".into(),
             Array {
                 shape: vec![m],
                 data: r.samples.iter().map(|s| s.t).collect(),
+            },
+        ),
+        (
+            "sample_tool".into(),
+            Array {
+                shape: vec![m],
+                data: r.samples.iter().map(|s| f64::from(s.tool)).collect(),
             },
         ),
         (

@@ -4,8 +4,10 @@
 //! [`RecorderTx`], never blocks, allocates or does I/O: a record that finds its ring full is
 //! counted and dropped. A disabled recorder (`RecorderTx::disabled`) is a valid no-op.
 
-use super::format::{DigestRecord, End, EventRecord, Header, SampleRecord, StepRecord, Writer};
-use crate::sim::{StepOutputs, ToolTarget};
+use super::format::{
+    DigestRecord, End, EventRecord, Header, SampleRecord, StepRecord, ToolStep, Writer,
+};
+use crate::sim::{MAX_TOOLS, StepOutputs, ToolTarget};
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::io::Write;
@@ -29,14 +31,24 @@ pub enum PhysicsRecord {
     Digest(DigestRecord),
 }
 
-/// The step record of the step just taken: the target it consumed and what it produced (the
-/// step's [`StepOutputs`]). The live physics loop and replay both build it here, so they
-/// compare like with like.
-pub fn capture(step: u64, target: Option<&ToolTarget>, out: &StepOutputs) -> StepRecord {
+/// The step record of the step just taken: the targets its tools consumed (`targets[i]` by
+/// tool `i`, the slice the step was given) and what it produced (the step's [`StepOutputs`]).
+/// The live physics loop and replay both build it here, so they compare like with like.
+pub fn capture(step: u64, targets: &[Option<ToolTarget>], out: &StepOutputs) -> StepRecord {
+    let mut more_tools = [None; MAX_TOOLS - 1];
+    for (i, m) in more_tools.iter_mut().enumerate() {
+        *m = out.tools[i + 1].map(|ts| ToolStep {
+            target: targets.get(i + 1).copied().flatten(),
+            position: ts.position,
+            coupling_force: ts.force,
+            grasped: ts.grasped,
+        });
+    }
     StepRecord {
         step,
         time: out.time,
-        target: target.copied(),
+        target: targets.first().copied().flatten(),
+        more_tools,
         grasped: out.grasped,
         converged: out.error.is_none() && out.converged,
         failed: out.error.is_some(),
@@ -79,12 +91,13 @@ impl<T> RecorderTx<T> {
     }
 }
 
-/// The two rings' ends for the loops, and the recorder thread's handle.
+/// The rings' ends for the loops (the physics loop's, and one per haptic loop), and the
+/// recorder thread's handle.
 pub struct Recorder {
     /// For the physics loop.
     pub physics: RecorderTx<PhysicsRecord>,
-    /// For the haptic loop.
-    pub haptic: RecorderTx<SampleRecord>,
+    /// For the haptic loops: `haptic[i]` for the device of the header's `tools[i]`.
+    pub haptic: Vec<RecorderTx<SampleRecord>>,
     thread: Option<(std::thread::JoinHandle<RecorderReport>, Arc<EndSlot>)>,
 }
 
@@ -119,13 +132,14 @@ impl Recorder {
     pub fn disabled() -> Self {
         Recorder {
             physics: RecorderTx::disabled(),
-            haptic: RecorderTx::disabled(),
+            haptic: Vec::new(),
             thread: None,
         }
     }
 
     /// Record to `out` (a file, or any writer): writes the preamble and header now (an error
-    /// here is returned), then starts the recorder thread.
+    /// here is returned), then starts the recorder thread, with one sample ring per tool of the
+    /// header (at least one).
     pub fn start(mut out: Box<dyn Write + Send>, header: &Header) -> std::io::Result<Self> {
         let mut w = Writer::default();
         w.preamble();
@@ -134,7 +148,9 @@ impl Recorder {
         out.flush()?;
         // A second of records at 1 kHz (a step, an event or so, a digest every 100 steps).
         let (ptx, prx) = HeapRb::<PhysicsRecord>::new(4096).split();
-        let (htx, hrx) = HeapRb::<SampleRecord>::new(4096).split();
+        let (htx, hrx): (Vec<_>, Vec<_>) = (0..header.tools.len().max(1))
+            .map(|_| HeapRb::<SampleRecord>::new(4096).split())
+            .unzip();
         let dropped = Arc::new(AtomicU64::new(0));
         let slot = Arc::new(EndSlot::default());
         let thread = {
@@ -149,19 +165,30 @@ impl Recorder {
                 tx: Some(ptx),
                 dropped: dropped.clone(),
             },
-            haptic: RecorderTx {
-                tx: Some(htx),
-                dropped,
-            },
+            haptic: htx
+                .into_iter()
+                .map(|tx| RecorderTx {
+                    tx: Some(tx),
+                    dropped: dropped.clone(),
+                })
+                .collect(),
             thread: Some((thread, slot)),
         })
     }
 
-    /// Take the loops' ends (the recorder keeps running until [`Recorder::finish`]).
-    pub fn take_ends(&mut self) -> (RecorderTx<PhysicsRecord>, RecorderTx<SampleRecord>) {
+    /// Take the loops' ends (the recorder keeps running until [`Recorder::finish`]): the
+    /// physics loop's and `n` haptic loops' (a disabled recorder's, or past its rings, are
+    /// disabled).
+    pub fn take_ends(
+        &mut self,
+        n: usize,
+    ) -> (RecorderTx<PhysicsRecord>, Vec<RecorderTx<SampleRecord>>) {
+        let mut haptic = std::mem::take(&mut self.haptic);
+        haptic.truncate(n);
+        haptic.resize_with(n, RecorderTx::disabled);
         (
             std::mem::replace(&mut self.physics, RecorderTx::disabled()),
-            std::mem::replace(&mut self.haptic, RecorderTx::disabled()),
+            haptic,
         )
     }
 
@@ -184,7 +211,7 @@ impl Recorder {
 fn writer_loop(
     mut out: Box<dyn Write + Send>,
     mut prx: HeapCons<PhysicsRecord>,
-    mut hrx: HeapCons<SampleRecord>,
+    mut hrx: Vec<HeapCons<SampleRecord>>,
     dropped: Arc<AtomicU64>,
     slot: Arc<EndSlot>,
     bytes: u64,
@@ -206,8 +233,10 @@ fn writer_loop(
                 PhysicsRecord::Digest(d) => digests.push(d),
             }
         }
-        while let Some(s) = hrx.try_pop() {
-            samples.push(s);
+        for rx in hrx.iter_mut() {
+            while let Some(s) = rx.try_pop() {
+                samples.push(s);
+            }
         }
         if ending || last.elapsed() >= FLUSH_EVERY {
             last = Instant::now();

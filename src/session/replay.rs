@@ -4,10 +4,10 @@
 //! The caller builds the world from the recording's scene text (session sits beside scene in
 //! the layers, so it does not parse scenes itself).
 
-use super::format::{Recording, StepRecord};
+use super::format::{Recording, StepRecord, ToolHeader};
 use super::recorder::capture;
 use crate::sim::World;
-use crate::sim::{Gains, Tool};
+use crate::sim::{Gains, MAX_TOOLS, NoSuchNode, Tool};
 use std::fmt;
 
 /// The first place a replay left the recorded run.
@@ -62,8 +62,10 @@ impl fmt::Display for VerifyReport {
 /// Why a replay could not run at all.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReplayError {
-    /// The header's tool does not exist in the scene's world.
-    NoSuchTool(u64, u64),
+    /// A header's tool (hand, rod, node) does not exist in the scene's world.
+    NoSuchTool(&'static str, u64, u64),
+    /// More tools than a world steps (`sim::MAX_TOOLS`).
+    TooManyTools(usize),
     /// The step records are not 1, 2, 3, … in order.
     StepOrder {
         /// Position in the record list.
@@ -76,12 +78,16 @@ pub enum ReplayError {
 impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReplayError::NoSuchTool(r, n) => {
+            ReplayError::NoSuchTool(hand, r, n) => {
                 write!(
                     f,
-                    "the recording's tool (rod {r}, node {n}) is not in its scene"
+                    "the recording's {hand} hand's tool (rod {r}, node {n}) is not in its scene"
                 )
             }
+            ReplayError::TooManyTools(n) => write!(
+                f,
+                "the recording has {n} tools, a world steps at most {MAX_TOOLS}"
+            ),
             ReplayError::StepOrder { index, found } => write!(
                 f,
                 "step record {index} has step index {found}, expected {}",
@@ -93,16 +99,38 @@ impl fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
-/// The tool a recording's session started with, over `world` (built from its scene).
-pub fn tool_for(rec: &Recording, world: &World) -> Result<Tool, ReplayError> {
-    let h = &rec.header;
+/// THE construction of a session's tool at t = 0 from its header entry (the hand's held rod
+/// and node, or its instrument, and the coupling's gains in the physics): the live run
+/// (runtime::run) builds its tools here from the entries it records, and replay builds them
+/// again from the recorded ones, so both start from the same tools.
+pub fn build_tool(world: &World, t: &ToolHeader) -> Result<Tool, NoSuchNode> {
     let gains = Gains {
-        k: h.k,
-        c: h.c,
-        kr: h.kr,
+        k: t.k,
+        c: t.c,
+        kr: t.kr,
     };
-    Tool::at_start(world, h.tool_rod as usize, h.tool_node as usize, gains)
-        .map_err(|_| ReplayError::NoSuchTool(h.tool_rod, h.tool_node))
+    let (rod, node) = (t.rod as usize, t.node as usize);
+    match t.instrument {
+        // The scene's [tool]: a coupling on a rod node (suturing: on the needle).
+        None => Tool::at_start(world, rod, node, gains),
+        // An instrument of the scene ([[instruments]]).
+        Some(i) => Tool::for_instrument(world, i as usize, gains),
+    }
+}
+
+/// The tools a recording's session started with, over `world` (built from its scene), in
+/// the order the world steps them.
+pub fn tools_for(rec: &Recording, world: &World) -> Result<Vec<Tool>, ReplayError> {
+    if rec.header.tools.len() > MAX_TOOLS {
+        return Err(ReplayError::TooManyTools(rec.header.tools.len()));
+    }
+    rec.header
+        .tools
+        .iter()
+        .map(|t| {
+            build_tool(world, t).map_err(|_| ReplayError::NoSuchTool(t.hand.name(), t.rod, t.node))
+        })
+        .collect()
 }
 
 fn bits_differ(a: &StepRecord, b: &StepRecord) -> Option<(&'static str, String, String)> {
@@ -145,6 +173,37 @@ fn bits_differ(a: &StepRecord, b: &StepRecord) -> Option<(&'static str, String, 
             format!("{:?}", (b.grasped, b.converged, b.failed)),
         ));
     }
+    for (x, y) in a.more_tools.iter().zip(&b.more_tools) {
+        match (x, y) {
+            (None, None) => {}
+            (Some(x), Some(y)) => {
+                if v(&x.position) != v(&y.position) {
+                    return Some(("second tool position", show(&x.position), show(&y.position)));
+                }
+                if v(&x.coupling_force) != v(&y.coupling_force) {
+                    return Some((
+                        "second tool coupling force",
+                        show(&x.coupling_force),
+                        show(&y.coupling_force),
+                    ));
+                }
+                if x.grasped != y.grasped {
+                    return Some((
+                        "second tool grasped",
+                        x.grasped.to_string(),
+                        y.grasped.to_string(),
+                    ));
+                }
+            }
+            (x, y) => {
+                return Some((
+                    "tool count",
+                    format!("{}", 1 + usize::from(x.is_some())),
+                    format!("{}", 1 + usize::from(y.is_some())),
+                ));
+            }
+        }
+    }
     None
 }
 
@@ -155,7 +214,8 @@ pub fn verify(
     mut world: World,
     mut progress: impl FnMut(u64),
 ) -> Result<VerifyReport, ReplayError> {
-    let mut tools = [tool_for(rec, &world)?];
+    let mut tools = tools_for(rec, &world)?;
+    let n = tools.len();
     let h = rec.header.dt;
     let mut report = VerifyReport {
         steps: 0,
@@ -171,8 +231,9 @@ pub fn verify(
                 found: s.step,
             });
         }
-        let out = world.step(&mut tools, &[s.target], h);
-        let mine = capture(s.step, s.target.as_ref(), &out);
+        let targets = s.targets();
+        let out = world.step(&mut tools, &targets[..n], h);
+        let mine = capture(s.step, &targets[..n], &out);
         report.steps += 1;
         progress(s.step);
         if let Some((what, a, b)) = bits_differ(s, &mine) {

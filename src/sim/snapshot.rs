@@ -9,6 +9,7 @@
 //! physics skips that publication (it never waits). The viewer keeps the newest snapshot and
 //! returns the older ones.
 
+use super::MAX_TOOLS;
 use super::World;
 use crate::math::{Quat, Vec3};
 
@@ -23,9 +24,11 @@ pub struct RodSnapshot {
     pub radius: f64,
 }
 
-/// The coupled tool in a snapshot (world frame, SI).
+/// A coupled tool in a snapshot (world frame, SI).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ToolSnapshot {
+    /// The hand (and device) that drives it.
+    pub hand: super::tool::Hand,
     /// Index of the coupled rod and node.
     pub rod: usize,
     /// See `rod`.
@@ -42,6 +45,11 @@ pub struct ToolSnapshot {
     pub force: Vec3,
     /// Whether the tool holds the rod (a released needle is not coupled).
     pub grasped: bool,
+    /// Force rendered to the hand by its haptic loop at its last published tick [N] (after
+    /// the limiter; zero in replay), and the device faults its loop has seen.
+    pub hand_force: Vec3,
+    /// See `hand_force`.
+    pub device_faults: u64,
 }
 
 /// The needle, the deformed tissue and the holes in a snapshot (suturing scenes).
@@ -89,7 +97,9 @@ pub struct LoopFigures {
     pub failed_steps: u64,
     /// See `failed_steps`.
     pub unconverged_steps: u64,
-    /// Haptic loop: achieved rate [Hz], period p50/p99/max [µs], overruns.
+    /// Haptic loops (the slowest of them with several devices: lowest rate, longest periods;
+    /// overruns, faults and stalls summed): achieved rate [Hz], period p50/p99/max [µs],
+    /// overruns.
     pub haptic_rate: f64,
     /// See `haptic_rate`.
     pub haptic_p50_us: f64,
@@ -103,7 +113,8 @@ pub struct LoopFigures {
     pub device_faults: u64,
     /// See `device_faults`.
     pub stalls: u64,
-    /// Force rendered to the hand at the last haptic tick [N] (after the limiter).
+    /// Force rendered to the first tool's hand at its last haptic tick [N] (after the
+    /// limiter; each tool's is in its [`ToolSnapshot`]).
     pub hand_force: Vec3,
 }
 
@@ -116,8 +127,9 @@ pub struct Snapshot {
     pub time: f64,
     /// The rods.
     pub rods: Vec<RodSnapshot>,
-    /// The tool, if the scene couples one.
-    pub tool: Option<ToolSnapshot>,
+    /// The device-driven tools, in the order the world steps them (`tools[i]` for tool `i`;
+    /// None past the session's tools). Fixed-size: filling it never allocates.
+    pub tools: [Option<ToolSnapshot>; MAX_TOOLS],
     /// Needle, tissue and holes, if the scene sutures.
     pub suturing: Option<SuturingSnapshot>,
     /// Loop figures.
@@ -125,6 +137,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The first tool (the only one of a single-device session).
+    pub fn tool(&self) -> Option<&ToolSnapshot> {
+        self.tools[0].as_ref()
+    }
+
     /// A snapshot shaped for `world` (allocates its buffers once).
     pub fn for_world(world: &World) -> Self {
         let mut s = Snapshot::default();

@@ -632,6 +632,21 @@ impl World {
         out
     }
 
+    /// The frame a tool of `setup` holds at t = 0 (its device at identity orientation holds
+    /// it so): an instrument's body frame, or the held rod segment's.
+    pub fn tool_frame(&self, setup: &ToolSetup) -> Quat {
+        let instrument = setup.instrument.and_then(|i| {
+            self.suturing
+                .as_ref()
+                .and_then(|su| su.instruments.as_ref())
+                .and_then(|set| set.list.get(i))
+        });
+        match instrument {
+            Some(ins) => ins.rotation,
+            None => self.held_frame(setup.rod, setup.node),
+        }
+    }
+
     /// The suturing events raised after the first `seen` (none outside suturing scenes).
     pub fn events_since(&self, seen: usize) -> &[super::suturing::Event] {
         match self.suturing.as_ref() {

@@ -74,8 +74,6 @@ pub(super) enum PayloadError {
     Segment,
     #[error("event kind {0}")]
     EventKind(u8),
-    #[error("hand {0}")]
-    Hand(u8),
     #[error("instrument change {0}")]
     GraspChange(u8),
     #[error("chunk kind {0} before the header")]
@@ -86,6 +84,10 @@ pub(super) enum PayloadError {
     StepFlags(u8),
     #[error("sample flag {0}")]
     SampleFlag(u8),
+    #[error("{0} tools, more than the format's {max}", max = crate::sim::MAX_TOOLS)]
+    Tools(usize),
+    #[error("hand {0}")]
+    Hand(u8),
     #[error("unknown chunk kind {0}")]
     UnknownChunk(u8),
 }

@@ -1,4 +1,5 @@
-//! The session recording format (issue #7), version 1. Little-endian throughout.
+//! The session recording format (issue #7), version 2 (issue #22: every device and tool of a
+//! session; version 1 files, one device, still decode). Little-endian throughout.
 //!
 //! ```text
 //! file   = MAGIC (8 bytes "\x89SUTREC\n") · format version (u32) · chunk*
@@ -29,6 +30,6 @@ pub use error::DecodeError;
 pub use read::{decode, salvage};
 pub use records::{
     DT_RANGE, DigestRecord, End, EventRecord, FORMAT_VERSION, Header, HeaderError, MAGIC,
-    MAX_CHUNK, Recording, SampleRecord, StepRecord,
+    MAX_CHUNK, Recording, SampleRecord, StepRecord, ToolHeader, ToolStep,
 };
 pub use write::{Writer, encode};

@@ -3,15 +3,16 @@
 
 use crate::device::DeviceSample;
 use crate::math::{Quat, Vec3};
-use crate::sim::ToolTarget;
 use crate::sim::suturing::{Event, EventKind};
+use crate::sim::tool::Hand;
+use crate::sim::{MAX_TOOLS, ToolTarget};
 use crate::tissue::Face;
 
 use super::error::{DecodeError, PayloadError};
 use super::records::{
     DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header, MAGIC,
     MAX_CHUNK, MIN_DIGEST, MIN_EVENT, MIN_SAMPLE, MIN_STEP, Recording, SAMPLES, STEPS,
-    SampleRecord, StepRecord,
+    SampleRecord, StepRecord, ToolHeader, ToolStep,
 };
 
 /// Reads little-endian values from a chunk's payload; running past its end is an error.
@@ -186,32 +187,112 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn header(r: &mut Reader) -> Parse<Header> {
-    Ok(Header {
+fn header(r: &mut Reader, version: u32) -> Parse<Header> {
+    if version == 1 {
+        let (crate_version, scene_path, scene_text) = (r.str()?, r.str()?, r.str()?);
+        let (device, profile_text) = (r.str()?, r.str()?);
+        let (dt, haptic_period, digest_every) = (r.f64()?, r.f64()?, r.u64()?);
+        let (rod, node) = (r.u64()?, r.u64()?);
+        let (k, c, kr) = (r.f64()?, r.f64()?, r.f64()?);
+        return Ok(Header {
+            crate_version,
+            scene_path,
+            scene_text,
+            dt,
+            haptic_period,
+            digest_every,
+            started_unix: r.f64()?,
+            tools: vec![ToolHeader {
+                hand: Hand::Right,
+                instrument: None,
+                rod,
+                node,
+                k,
+                c,
+                kr,
+                device,
+                profile_text,
+            }],
+        });
+    }
+    let mut h = Header {
         crate_version: r.str()?,
         scene_path: r.str()?,
         scene_text: r.str()?,
-        device: r.str()?,
-        profile_text: r.str()?,
         dt: r.f64()?,
         haptic_period: r.f64()?,
         digest_every: r.u64()?,
-        tool_rod: r.u64()?,
-        tool_node: r.u64()?,
-        k: r.f64()?,
-        c: r.f64()?,
-        kr: r.f64()?,
         started_unix: r.f64()?,
-    })
+        tools: Vec::new(),
+    };
+    let n = r.u8()? as usize;
+    if n > MAX_TOOLS {
+        return Err(PayloadError::Tools(n));
+    }
+    for _ in 0..n {
+        h.tools.push(ToolHeader {
+            hand: match r.u8()? {
+                0 => Hand::Right,
+                1 => Hand::Left,
+                b => return Err(PayloadError::Hand(b)),
+            },
+            instrument: match r.u8()? {
+                0 => None,
+                1 => Some(r.u64()?),
+                b => return Err(PayloadError::OptionFlag(b)),
+            },
+            rod: r.u64()?,
+            node: r.u64()?,
+            k: r.f64()?,
+            c: r.f64()?,
+            kr: r.f64()?,
+            device: r.str()?,
+            profile_text: r.str()?,
+        });
+    }
+    Ok(h)
 }
 
-fn payload(kind: u8, r: &mut Reader, rec: &mut Recording, seen_header: bool) -> Parse<()> {
+/// Version 2's tools after the first in a step record.
+fn more_tools(r: &mut Reader) -> Parse<[Option<ToolStep>; MAX_TOOLS - 1]> {
+    let mut more = [None; MAX_TOOLS - 1];
+    let n = r.u8()? as usize;
+    if n > MAX_TOOLS - 1 {
+        return Err(PayloadError::Tools(n + 1));
+    }
+    for m in more.iter_mut().take(n) {
+        let flags = r.u8()?;
+        if flags > 3 {
+            return Err(PayloadError::StepFlags(flags));
+        }
+        let target = if flags & 1 != 0 {
+            Some(r.target()?)
+        } else {
+            None
+        };
+        *m = Some(ToolStep {
+            target,
+            position: r.vec3()?,
+            coupling_force: r.vec3()?,
+            grasped: flags & 2 != 0,
+        });
+    }
+    Ok(more)
+}
+
+fn payload(
+    kind: u8,
+    r: &mut Reader,
+    rec: &mut Recording,
+    seen_header: bool,
+    version: u32,
+) -> Parse<()> {
     if !seen_header && kind != HEADER {
         return Err(PayloadError::BeforeHeader(kind));
     }
     match kind {
         HEADER if seen_header => return Err(PayloadError::SecondHeader),
-        HEADER => rec.header = header(r)?,
+        HEADER => rec.header = header(r, version)?,
         STEPS => {
             for _ in 0..r.count(MIN_STEP)? {
                 let step = r.u64()?;
@@ -239,11 +320,16 @@ fn payload(kind: u8, r: &mut Reader, rec: &mut Recording, seen_header: bool) -> 
                     grasped: flags & 2 != 0,
                     converged: flags & 4 != 0,
                     failed: flags & 8 != 0,
+                    more_tools: [None; MAX_TOOLS - 1],
                 });
+                if version >= 2 {
+                    rec.steps.last_mut().expect("pushed").more_tools = more_tools(r)?;
+                }
             }
         }
         SAMPLES => {
             for _ in 0..r.count(MIN_SAMPLE)? {
+                let tool = if version >= 2 { r.u8()? } else { 0 };
                 let t = r.f64()?;
                 let hand_force = r.vec3()?;
                 let sample = match r.u8()? {
@@ -259,6 +345,7 @@ fn payload(kind: u8, r: &mut Reader, rec: &mut Recording, seen_header: bool) -> 
                     f => return Err(PayloadError::SampleFlag(f)),
                 };
                 rec.samples.push(SampleRecord {
+                    tool,
                     t,
                     sample,
                     hand_force,
@@ -420,7 +507,7 @@ pub fn salvage(bytes: &[u8]) -> (Recording, Option<DecodeError>) {
             rec.events.len(),
             rec.digests.len(),
         );
-        if let Err(what) = payload(kind, &mut r, &mut rec, seen_header) {
+        if let Err(what) = payload(kind, &mut r, &mut rec, seen_header, version) {
             rec.steps.truncate(before.0);
             rec.samples.truncate(before.1);
             rec.events.truncate(before.2);

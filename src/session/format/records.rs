@@ -3,13 +3,15 @@
 
 use crate::device::DeviceSample;
 use crate::math::Vec3;
-use crate::sim::ToolTarget;
 use crate::sim::suturing::Event;
+use crate::sim::tool::Hand;
+use crate::sim::{MAX_TOOLS, ToolTarget};
 
 /// The first 8 bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"\x89SUTREC\n";
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes and the newest it reads (version 2: every device and
+/// tool of a session, issue #22; version 1, one device and tool, still decodes).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Chunk kinds (the byte after a chunk's length).
 pub(super) const HEADER: u8 = 1;
@@ -32,10 +34,17 @@ pub(super) const MIN_DIGEST: usize = 16;
 /// Largest chunk payload the decoder accepts [bytes] (the recorder writes far smaller ones).
 pub const MAX_CHUNK: usize = 64 << 20;
 
-/// What a session was: enough to rebuild its world and coupling exactly.
+/// What a session was: enough to rebuild its world and its tools exactly.
 ///
-/// Layout (chunk kind 1): the five strings in field order, then `dt`, `haptic_period` (f64),
-/// `digest_every`, `tool_rod`, `tool_node` (u64), `k`, `c`, `kr`, `started_unix` (f64).
+/// Layout (chunk kind 1), version 2: `crate_version`, `scene_path`, `scene_text` (str) ·
+/// `dt`, `haptic_period` (f64) · `digest_every` (u64) · `started_unix` (f64) · tool count u8
+/// (at most `sim::MAX_TOOLS`) · per tool ([`ToolHeader`]): hand u8 (0 right, 1 left) ·
+/// instrument (a flag u8 and a u64 if 1) · `rod`, `node` (u64) · `k`, `c`, `kr` (f64) ·
+/// `device`, `profile_text` (str).
+///
+/// Version 1 (one tool, the right hand): `crate_version`, `scene_path`, `scene_text`,
+/// `device`, `profile_text` (str) · `dt`, `haptic_period` (f64) · `digest_every`, `tool_rod`,
+/// `tool_node` (u64) · `k`, `c`, `kr`, `started_unix` (f64); it decodes to one [`ToolHeader`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Header {
     /// `CARGO_PKG_VERSION` of the build that recorded.
@@ -44,28 +53,56 @@ pub struct Header {
     pub scene_path: String,
     /// See `scene_path`.
     pub scene_text: String,
-    /// The device's name and its profile's text (empty: no profile, e.g. mouse or scripted).
-    pub device: String,
-    /// See `device`.
-    pub profile_text: String,
     /// Physics step [s] and haptic period [s].
     pub dt: f64,
     /// See `dt`.
     pub haptic_period: f64,
     /// A state digest every this many steps.
     pub digest_every: u64,
+    /// Wall-clock start [s since the Unix epoch].
+    pub started_unix: f64,
+    /// The device-driven tools, in the order the world steps them (`tools[i]` consumed the
+    /// step records' `targets()[i]`).
+    pub tools: Vec<ToolHeader>,
+}
+
+/// One device-driven tool of a session: what builds it again for replay (hand, instrument,
+/// held rod and node, the coupling's gains in the physics) and the device that drove it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolHeader {
+    /// The hand (and device) that drove it.
+    pub hand: Hand,
+    /// The instrument (index into the world's instruments); None: the scene's `[tool]`.
+    pub instrument: Option<u64>,
     /// The held rod and node.
-    pub tool_rod: u64,
-    /// See `tool_rod`.
-    pub tool_node: u64,
+    pub rod: u64,
+    /// See `rod`.
+    pub node: u64,
     /// Coupling gains in the physics: k [N/m], c [N s/m], k_r [N m/rad].
     pub k: f64,
     /// See `k`.
     pub c: f64,
     /// See `k`.
     pub kr: f64,
-    /// Wall-clock start [s since the Unix epoch].
-    pub started_unix: f64,
+    /// The device's name, and its profile's text (empty: no profile, e.g. mouse or scripted).
+    pub device: String,
+    /// See `device`.
+    pub profile_text: String,
+}
+
+impl Header {
+    /// The devices in words: the only device's name, or `right: NAME, left: NAME`.
+    pub fn devices(&self) -> String {
+        match self.tools.as_slice() {
+            [] => String::new(),
+            [t] => t.device.clone(),
+            ts => ts
+                .iter()
+                .map(|t| format!("{}: {}", t.hand.name(), t.device))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
 }
 
 /// The physical range of a recording's physics step `dt` [s], inclusive: the range of a
@@ -76,6 +113,9 @@ pub const DT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=0.1;
 /// A header value replay and assessment cannot compute with.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum HeaderError {
+    /// Two tools driven by the same hand.
+    #[error("header.tools: the {0} hand drives two tools")]
+    SameHand(&'static str),
     /// `dt` outside [`DT_RANGE`].
     #[error(
         "header.dt must be in [{:e}, {}] [s] (the physics period of the session), got {dt:e}",
@@ -95,30 +135,39 @@ impl Header {
         if !DT_RANGE.contains(&self.dt) {
             return Err(HeaderError::Dt { dt: self.dt });
         }
+        for (i, t) in self.tools.iter().enumerate() {
+            if self.tools[..i].iter().any(|u| u.hand == t.hand) {
+                return Err(HeaderError::SameHand(t.hand.name()));
+            }
+        }
         Ok(())
     }
 }
 
-/// One physics step: the target it consumed and what it produced.
+/// One physics step: the targets its tools consumed and what it produced.
 ///
-/// Layout (in a chunk of kind 2): `step` u64 · `time` f64 · flags u8 (bit 0 a target follows,
-/// 1 grasped, 2 converged, 3 failed) · the target if any (`t` f64, position vec3, rotation
-/// quat, velocity vec3, angular velocity vec3, buttons u32, hand force vec3) ·
+/// Layout (in a chunk of kind 2): `step` u64 · `time` f64 · flags u8 (bit 0 a target of the
+/// first tool follows, 1 grasped, 2 converged, 3 failed) · the target if any (`t` f64, position
+/// vec3, rotation quat, velocity vec3, angular velocity vec3, buttons u32, hand force vec3) ·
 /// `tool_position`, `tip_position`, `coupling_force` (vec3) · `tip_force`, `tension`, `gap`,
-/// `tissue_force` (f64).
+/// `tissue_force` (f64); version 2 then: the count of further tools u8 (at most
+/// `sim::MAX_TOOLS − 1`) and per tool ([`ToolStep`]) flags u8 (bit 0 a target follows, 1
+/// grasped) · the target if any · `position`, `coupling_force` (vec3).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepRecord {
     /// Step index (1 for the first step).
     pub step: u64,
     /// Simulated time after the step [s].
     pub time: f64,
-    /// The device target the step consumed (None before the first device sample).
+    /// The device target the first tool consumed (None: no device sample yet, so the coupling
+    /// kept its target).
     pub target: Option<ToolTarget>,
-    /// The tool's position after the step [m] (the needle's grip point, or the held node).
+    /// The first tool's position after the step [m] (the needle's grip point, or the held
+    /// node).
     pub tool_position: Vec3,
     /// Tool tip position [m] (the needle's point; the held node for a rod).
     pub tip_position: Vec3,
-    /// The coupling spring's force on the tool [N].
+    /// The first tool's coupling spring force on the tool [N].
     pub coupling_force: Vec3,
     /// Needle tip force on the skin [N], largest suture tension [N], incision gap [m]
     /// (0 without suturing).
@@ -129,20 +178,52 @@ pub struct StepRecord {
     pub gap: f64,
     /// Force of all tissue channels on the tissue, summed in magnitude [N].
     pub tissue_force: f64,
-    /// Whether the tool is grasped; whether the solve converged; whether it failed.
+    /// Whether the first tool is grasped; whether the solve converged; whether it failed.
     pub grasped: bool,
     /// See `grasped`.
     pub converged: bool,
     /// See `grasped`.
     pub failed: bool,
+    /// The tools after the first (`more_tools[i]` is tool `i + 1`; None: the session has no
+    /// such tool). Version 1 recordings have none.
+    pub more_tools: [Option<ToolStep>; MAX_TOOLS - 1],
 }
 
-/// One haptic tick: the raw device sample and the force sent to the hand.
+/// A tool after the first at one step: the target it consumed and where it went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ToolStep {
+    /// The device target it consumed (None: no new sample, the coupling kept its target).
+    pub target: Option<ToolTarget>,
+    /// Its position after the step [m] (the held node, or the instrument's grip point).
+    pub position: Vec3,
+    /// Its coupling spring's force [N].
+    pub coupling_force: Vec3,
+    /// Whether it is grasped.
+    pub grasped: bool,
+}
+
+impl StepRecord {
+    /// The target each tool consumed: `targets()[i]` for tool `i` (tools past the session's
+    /// count are None).
+    pub fn targets(&self) -> [Option<ToolTarget>; MAX_TOOLS] {
+        let mut t = [None; MAX_TOOLS];
+        t[0] = self.target;
+        for (dst, m) in t[1..].iter_mut().zip(&self.more_tools) {
+            *dst = m.and_then(|m| m.target);
+        }
+        t
+    }
+}
+
+/// One haptic tick of one device: the raw device sample and the force sent to the hand.
 ///
-/// Layout (in a chunk of kind 3): `t` f64 · `hand_force` vec3 · flag u8 (1: a sample follows:
+/// Layout (in a chunk of kind 3): version 2 `tool` u8, then (as version 1) `t` f64 · `hand_force` vec3 · flag u8 (1: a sample follows:
 /// `t` f64, position vec3, rotation quat, velocity vec3, angular velocity vec3, buttons u32).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SampleRecord {
+    /// The tool (index into the header's `tools`) whose device and haptic loop this is (0 in
+    /// version 1).
+    pub tool: u8,
     /// Loop time [s since start].
     pub t: f64,
     /// The device's reading (None: the device faulted at this tick).

@@ -2,8 +2,9 @@
 //! buffer; [`encode`] writes a whole [`Recording`].
 
 use crate::math::{Quat, Vec3};
-use crate::sim::ToolTarget;
 use crate::sim::suturing::EventKind;
+use crate::sim::tool::Hand;
+use crate::sim::{MAX_TOOLS, ToolTarget};
 use crate::tissue::Face;
 
 use super::records::{
@@ -80,17 +81,33 @@ impl Writer {
             w.str(&h.crate_version);
             w.str(&h.scene_path);
             w.str(&h.scene_text);
-            w.str(&h.device);
-            w.str(&h.profile_text);
             w.f64(h.dt);
             w.f64(h.haptic_period);
             w.u64(h.digest_every);
-            w.u64(h.tool_rod);
-            w.u64(h.tool_node);
-            w.f64(h.k);
-            w.f64(h.c);
-            w.f64(h.kr);
             w.f64(h.started_unix);
+            // At most MAX_TOOLS (the decoder refuses more); a longer list is cut here.
+            let tools = &h.tools[..h.tools.len().min(MAX_TOOLS)];
+            w.u8(tools.len() as u8);
+            for t in tools {
+                w.u8(match t.hand {
+                    Hand::Right => 0,
+                    Hand::Left => 1,
+                });
+                match t.instrument {
+                    Some(i) => {
+                        w.u8(1);
+                        w.u64(i);
+                    }
+                    None => w.u8(0),
+                }
+                w.u64(t.rod);
+                w.u64(t.node);
+                w.f64(t.k);
+                w.f64(t.c);
+                w.f64(t.kr);
+                w.str(&t.device);
+                w.str(&t.profile_text);
+            }
         });
     }
 
@@ -126,6 +143,16 @@ impl Writer {
                 w.f64(s.tension);
                 w.f64(s.gap);
                 w.f64(s.tissue_force);
+                let more = s.more_tools.iter().take_while(|m| m.is_some()).count();
+                w.u8(more as u8);
+                for m in s.more_tools[..more].iter().flatten() {
+                    w.u8(u8::from(m.target.is_some()) | u8::from(m.grasped) << 1);
+                    if let Some(t) = &m.target {
+                        w.target(t);
+                    }
+                    w.vec3(&m.position);
+                    w.vec3(&m.coupling_force);
+                }
             }
         });
     }
@@ -135,6 +162,7 @@ impl Writer {
         self.chunk(SAMPLES, |w| {
             w.u32(samples.len() as u32);
             for s in samples {
+                w.u8(s.tool);
                 w.f64(s.t);
                 w.vec3(&s.hand_force);
                 match &s.sample {
