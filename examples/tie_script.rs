@@ -92,6 +92,24 @@ impl Plan {
         self.keys.sort_by(|a, b| a.t.total_cmp(&b.t));
     }
 
+    /// Keys in time order, one per time (the buttons of keys at one time merged, the pose of
+    /// the last one given).
+    fn finish(&mut self) {
+        self.keys.sort_by(|a, b| a.t.total_cmp(&b.t));
+        let mut out: Vec<Key> = Vec::with_capacity(self.keys.len());
+        for k in self.keys.drain(..) {
+            match out.last_mut() {
+                Some(last) if (k.t - last.t).abs() < 1e-9 => {
+                    let b = last.buttons | k.buttons;
+                    *last = k;
+                    last.buttons = b;
+                }
+                _ => out.push(k),
+            }
+        }
+        self.keys = out;
+    }
+
     /// The pose at `t` (linear between keys, slerp of the orientation).
     pub fn pose(&self, t: f64) -> (Vec3, Quat) {
         let k = &self.keys;
@@ -245,6 +263,8 @@ pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
     t += 0.5;
     right.at(t, right.pose(t).0, qr);
     left.at(t, left.pose(t).0, ql);
+    right.finish();
+    left.finish();
     (right, left)
 }
 
