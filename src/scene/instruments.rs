@@ -95,7 +95,7 @@ pub(super) fn parse(
                 if given {
                     return Err(ctx.err(
                         &at(k),
-                        "an instrument that holds the needle is placed on the needle's grip; leave this out"
+                        "must be left out: an instrument that holds the needle is placed on the needle's grip"
                             .to_string(),
                     ));
                 }

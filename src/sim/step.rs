@@ -442,9 +442,9 @@ impl World {
     ///
     /// 1. device targets: each tool's coupling takes its device's target, the grasp button
     ///    toggles, the needle is let go or taken;
-    /// 2. the sutured rod (suturing scenes): the needle on its coupling, the suture's tissue
-    ///    channels, the rod with its potentials, the tissue, tension, breakage, events
-    ///    ([`suture_step`]);
+    /// 2. the sutured rod (suturing scenes): the instruments' jaws, grasps and free bodies, the
+    ///    needle on its coupling (its holder's), the suture's tissue channels, the rod with its
+    ///    potentials, the tissue, tension, breakage, events ([`suture_step`]);
     /// 3. every other rod with its potentials (obstacle contact, self-contact, a tool's
     ///    coupling): dynamic rods one implicit step, quasi-static rods their equilibrium;
     /// 4. guard: a rod whose solve failed keeps its state from the step's start (its solver
