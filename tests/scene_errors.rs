@@ -6,6 +6,18 @@ use suture::scene::{self, Overrides};
 
 const CASES: &[(&str, &str)] = &[
     (
+        "tests/fixtures/bad/instrument_hand.toml",
+        r#"tests/fixtures/bad/instrument_hand.toml:43:8: instruments[1].hand must be "right" or "left", got "middle""#,
+    ),
+    (
+        "tests/fixtures/bad/instrument_needle_position.toml",
+        r#"tests/fixtures/bad/instrument_needle_position.toml:46:12: instruments[1].position must be left out: an instrument that holds the needle is placed on the needle's grip"#,
+    ),
+    (
+        "tests/fixtures/bad/instrument_and_tool.toml",
+        r#"tests/fixtures/bad/instrument_and_tool.toml:34:1: instruments replace [tool]: a scene's hands drive either its [tool] or its instruments"#,
+    ),
+    (
         "tests/fixtures/bad/pd_stiffness_damping.toml",
         r#"tests/fixtures/bad/pd_stiffness_damping.toml:9:21: rods[0].stiffness_damping is not available with solver = "pd" (use mass_damping, or the newton solver)"#,
     ),
@@ -95,7 +107,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `needle`, `tissue`, `targets`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `instruments`, `needle`, `tissue`, `targets`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",

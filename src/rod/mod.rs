@@ -18,6 +18,7 @@ pub mod strands;
 
 pub use cosserat::CosseratRod;
 pub use der::DerRod;
+pub(crate) use implicit::Potentials;
 pub use implicit::{
     Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, Integrator, LowRank,
     MAX_POTENTIAL_RETRIES, Method, NodePotential, PotentialSink, Projection, SolverConfig,

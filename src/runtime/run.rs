@@ -116,7 +116,7 @@ pub struct RunReport {
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
 /// orientation holds the tool as the scene placed it).
 pub fn tool_frame(world: &World, tool: &ToolSetup) -> crate::math::Quat {
-    world.held_frame(tool.rod, tool.node)
+    world.tool_frame(tool)
 }
 
 /// Why a session could not start or stop cleanly.

@@ -112,6 +112,9 @@ pub struct SceneFile {
     pub obstacles: Vec<Obstacle>,
     /// The tool the device drives (`suture run`): which rod node it holds and the coupling.
     pub tool: Option<ToolSection>,
+    /// The instruments the surgeon's hands drive (issue #22): a needle driver, forceps.
+    #[serde(default)]
+    pub instruments: Vec<InstrumentSection>,
     /// The curved needle swaged on the tool's rod end.
     pub needle: Option<NeedleSection>,
     /// The tissue pad.
@@ -145,6 +148,61 @@ pub struct ToolSection {
     /// Device → world scale [-] (default 1).
     pub workspace_scale: Option<f64>,
     /// World position of the device origin [m] (default: the held node at t = 0).
+    pub workspace_offset: Option<[f64; 3]>,
+}
+
+/// `[[instruments]]`: a needle driver or forceps driven by one hand's device: a rigid body
+/// coupled like `[tool]`, with jaws that open and close (scenes/README.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrumentSection {
+    /// The hand that drives it: "right" or "left" (the device given as `--device right=…`).
+    pub hand: String,
+    /// "needle-driver" or "forceps".
+    pub kind: String,
+    /// What the jaws hold at t = 0: "needle" (the instrument is placed on the needle's grip)
+    /// or "nothing" (default; then `position` and `direction` place it).
+    pub holds: Option<String>,
+    /// The jaws' hinge at t = 0 [m].
+    pub position: Option<[f64; 3]>,
+    /// Direction of the jaws (hinge → tip) at t = 0 [-].
+    pub direction: Option<[f64; 3]>,
+    /// Direction in which the jaws open at t = 0 [-] (perpendicular to `direction`; default:
+    /// any perpendicular).
+    pub opens_toward: Option<[f64; 3]>,
+    /// Jaw length, hinge to tip [m] (default: 0.012 driver, 0.010 forceps).
+    pub jaw_length: Option<f64>,
+    /// Radius of a jaw [m] (default: 0.0012 driver, 0.0006 forceps).
+    pub jaw_radius: Option<f64>,
+    /// Shaft length behind the hinge [m] (default 0.06) and radius [m] (default 0.002).
+    pub shaft_length: Option<f64>,
+    /// See `shaft_length`.
+    pub shaft_radius: Option<f64>,
+    /// Opening angle of the open jaws [rad] (default 0.5) and the jaws' speed [rad/s]
+    /// (default 8).
+    pub opening: Option<f64>,
+    /// See `opening`.
+    pub jaw_speed: Option<f64>,
+    /// Force the closed jaws hold the suture with before it slides [N] (default: 5 driver,
+    /// 3 forceps).
+    pub grip_strength: Option<f64>,
+    /// Stiffness of the grasp on the suture [N/m] (default 5000).
+    pub grip_stiffness: Option<f64>,
+    /// The coupling to the device, as in `[tool]`: mass [kg], inertia [kg m²], frequency [Hz],
+    /// damping ratio [-], largest stiffness [N/m], workspace scale [-] and offset [m]
+    /// (default: the hinge at t = 0).
+    pub mass: Option<f64>,
+    /// See `mass`.
+    pub inertia: Option<f64>,
+    /// See `mass`.
+    pub frequency: Option<f64>,
+    /// See `mass`.
+    pub damping_ratio: Option<f64>,
+    /// See `mass`.
+    pub max_stiffness: Option<f64>,
+    /// See `mass`.
+    pub workspace_scale: Option<f64>,
+    /// See `mass`.
     pub workspace_offset: Option<[f64; 3]>,
 }
 

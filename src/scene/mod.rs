@@ -5,6 +5,7 @@
 //! line and column: `scenes/x.toml:12:10: rods[0].radius must be > 0 [m], got -0.0001`.
 
 pub mod file;
+mod instruments;
 
 /// A scene error: file, line, column, field and message.
 pub type SceneError = crate::located::FileError;
@@ -280,7 +281,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
     {
         return Err(ctx.err(&[Key("self_friction")], format!("needs {why}")));
     }
-    let (mut obstacles, obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
+    let (mut obstacles, mut obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
     if let Some(why) = frictionless
         && let Some(i) = obstacles.iter().position(|o| o.friction > 0.0)
     {
@@ -315,6 +316,33 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         });
     }
     let needle = sf.needle.as_ref().map(|n| needle(ctx, n)).transpose()?;
+    // The instruments' capsules follow every other obstacle (sim::instrument poses them).
+    let instruments = instruments::parse(ctx, &sf.instruments)?;
+    let first_instrument_obstacle = obstacles.len();
+    if !instruments.is_empty() {
+        let deformable = sf
+            .tissue
+            .as_ref()
+            .is_some_and(|t| t.youngs_modulus.is_some());
+        let why = if !deformable || needle.is_none() {
+            Some(
+                "need a deformable [tissue] (with youngs_modulus) and a [needle]: instruments suture",
+            )
+        } else if sf.tool.is_some() {
+            Some("replace [tool]: a scene's hands drive either its [tool] or its instruments")
+        } else if sf.rods.len() != 1 {
+            Some("need exactly one rod, the suture")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ctx.err(&[Key("instruments")], why.to_string()));
+        }
+        let caps = instruments::obstacles(&instruments);
+        obstacle_motions.resize(obstacles.len(), EndMotion::default());
+        obstacle_motions.extend(caps.iter().map(|_| EndMotion::default()));
+        obstacles.extend(caps);
+    }
     if strands {
         for (k, present) in [
             ("solver", sf.solver.solver.is_some()),
@@ -396,20 +424,33 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         lengths.push(len);
     }
     let tool = sf.tool.as_ref().map(|t| tool(ctx, t, &rods)).transpose()?;
-    if let (Some(ts), Some(t)) = (&sf.tissue, &tool)
+    // With instruments, the needle is swaged on the suture's end and, held, has the mass and
+    // coupling of the instrument that holds it (else the first's).
+    let needle_tool = tool.or_else(|| {
+        let p = instruments
+            .iter()
+            .find(|p| p.holds_needle)
+            .or(instruments.first())?;
+        Some(ToolSetup {
+            rod: 0,
+            node: rods[0].positions().len() - 1,
+            ..p.tool
+        })
+    });
+    if let (Some(ts), Some(t)) = (&sf.tissue, &needle_tool)
         && ts.youngs_modulus.is_some()
         && t.rod < rods.len()
     {
         soften_skin_contact(&mut rods[t.rod]);
     }
-    let suturing = match (&sf.tissue, &tissue) {
+    let mut suturing = match (&sf.tissue, &tissue) {
         (Some(ts), Some(pad)) if ts.youngs_modulus.is_some() => Some(Box::new(suturing(
             ctx,
             &sf,
             ts,
             pad,
             needle,
-            tool,
+            needle_tool,
             &rods,
             &all_params,
             tissue_plane,
@@ -434,8 +475,59 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
     {
         t.workspace_offset = su.needle.grip_position;
     }
+    let mut tools: Vec<ToolSetup> = tool.into_iter().collect();
+    if let Some(su) = suturing.as_mut().filter(|_| !instruments.is_empty()) {
+        let n = rods[0].positions().len();
+        let mut list = Vec::with_capacity(instruments.len());
+        let mut holder = None;
+        for (k, p) in instruments.iter().enumerate() {
+            let first = first_instrument_obstacle + 3 * k;
+            let (pos, rot) = p
+                .pose
+                .unwrap_or_else(|| instruments::on_needle(&p.spec, &su.needle));
+            let mut ins = crate::sim::instrument::Instrument::new(p.spec, pos, rot, first);
+            if p.holds_needle {
+                let rinv = rot.inverse();
+                ins.hold = crate::sim::instrument::Hold::Needle {
+                    position: rinv * (su.needle.grip_position - pos),
+                    rotation: rinv * su.needle.rotation,
+                };
+                holder = Some(k);
+            }
+            let mut t = p.tool;
+            t.rod = 0;
+            t.node = n - 1;
+            if !p.offset_given {
+                t.workspace_offset = pos;
+            }
+            // Without a device (simulate), an instrument holds its pose by its coupling.
+            let (vc, _) = crate::coupling::VirtualCoupling::new(
+                t.mass,
+                t.inertia,
+                t.frequency,
+                t.damping_ratio,
+                t.max_stiffness,
+            );
+            ins.home.k = vc.k;
+            ins.home.c = vc.c;
+            ins.home.kr = vc.kr;
+            ins.home.cr = vc.c * t.inertia / t.mass;
+            ins.target = ins.home;
+            tools.push(t);
+            list.push(ins);
+        }
+        let mut set = crate::sim::instrument::Instruments::new(list, n);
+        set.needle_holder = holder;
+        if let RodModel::Cosserat {
+            contact: Some(c), ..
+        } = &mut rods[0].model
+        {
+            set.place(c, n);
+        }
+        su.instruments = Some(Box::new(set));
+    }
     Ok(Scene {
-        tools: tool.into_iter().collect(),
+        tools,
         needle,
         tissue,
         file: sf,

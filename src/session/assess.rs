@@ -235,7 +235,9 @@ pub fn assess(rec: &Recording) -> Metrics {
                 m.knot = Some(name.unwrap_or("unnamed").to_string());
                 knot_at = Some(t);
             }
-            EventKind::Withdrawn { .. } | EventKind::NeedleGrasped { .. } => {}
+            EventKind::Withdrawn { .. }
+            | EventKind::NeedleGrasped { .. }
+            | EventKind::Instrument { .. } => {}
         }
     }
     // Phases.

@@ -113,9 +113,8 @@ pub fn build_tool(world: &World, t: &ToolHeader) -> Result<Tool, NoSuchNode> {
     match t.instrument {
         // The scene's [tool]: a coupling on a rod node (suturing: on the needle).
         None => Tool::at_start(world, rod, node, gains),
-        // An instrument of the scene ([[instruments]]): built as a [tool] until the world's
-        // instruments have their own construction.
-        Some(_) => Tool::at_start(world, rod, node, gains),
+        // An instrument of the scene ([[instruments]]).
+        Some(i) => Tool::for_instrument(world, i as usize, gains),
     }
 }
 

@@ -3,6 +3,7 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+pub mod instrument;
 pub mod needle;
 pub mod snapshot;
 mod step;
@@ -465,8 +466,9 @@ fn suture_step(
     motions: &[EndMotion],
     h: f64,
     t: f64,
-    target: &needle::NeedleTarget,
+    target: Option<&needle::NeedleTarget>,
 ) -> Result<SolverReport, ModelError> {
+    let radius = rod.radius;
     let RodModel::Cosserat {
         rod: c,
         contact,
@@ -479,8 +481,31 @@ fn suture_step(
         ));
     };
     let g = rod.drive.gravity;
-    s.step_needle(h, &g, target);
     pose_obstacles(contact, motions, t);
+    // Instruments (phase 2a): the jaws move, take or let go; the needle's holder drives it;
+    // the free instruments step; their capsules and grasps are posed.
+    let mut instruments = s.instruments.take();
+    let target = match (instruments.as_deref_mut(), target) {
+        (Some(set), _) => {
+            let nt = set.before_suture(
+                h,
+                &g,
+                &s.needle,
+                &c.x,
+                radius,
+                c.params.broken,
+                contact.as_deref_mut(),
+            );
+            s.step_needle(h, &g, &nt);
+            set.after_needle(&s.needle, contact.as_deref_mut(), c.x.len());
+            None
+        }
+        (None, Some(target)) => Some(*target),
+        (None, None) => Some(s.home),
+    };
+    if let Some(target) = target {
+        s.step_needle(h, &g, &target);
+    }
     s.prepare_suture(
         contact.as_deref_mut(),
         c.params.segment_length,
@@ -488,11 +513,24 @@ fn suture_step(
         &c.x,
     );
     let [mut k0, mut k1] = contact_potentials(contact, self_contact);
+    // The grasps sit beside the channels (`channel + grips`, the grips 0 J when absent, so a
+    // scene without instruments sums Φ as before).
+    let mut grips = instruments.as_deref_mut().map(|set| &mut set.grips);
+    let mut holds = crate::rod::Potentials(&mut [&mut s.channel, &mut grips]);
     let rep = c.step_with(
         h,
         &rod.drive.drive_at(t),
-        &mut [&mut k0, &mut k1, &mut s.attach, &mut s.channel],
+        &mut [&mut k0, &mut k1, &mut s.attach, &mut holds],
     );
+    if let Some(set) = instruments.as_deref_mut() {
+        set.after_suture(&c.x, c.params.segment_length);
+        for k in 0..set.list.len() {
+            if let Some(change) = set.changes[k].take() {
+                s.instrument_event(t, set.list[k].spec.hand, change);
+            }
+        }
+    }
+    s.instruments = instruments;
     // Tension: the axial force EA Γ₃ (Soler eq. (5), Γ₃ = d₃·(x_{e+1} − x_e)/l − 1; shear,
     // which a sharp bend through a hole induces, is not tension), largest over the segments
     // (the broken segment excluded).
@@ -514,9 +552,9 @@ fn suture_step(
         c.params.broken = Some(tension.1);
         s.broke(t, tension.1, tension.0);
     }
-    if !s.is_finite() {
+    if !s.is_finite() || !s.instruments.as_ref().is_none_or(|set| set.is_finite()) {
         return Err(ModelError::Unsupported(
-            "needle or tissue state is not finite",
+            "needle, tissue or instrument state is not finite",
         ));
     }
     rep.map_err(ModelError::from)
@@ -600,6 +638,9 @@ impl World {
                 d.f64(c.sigma);
             }
             d.u64(s.events.len() as u64);
+            if let Some(set) = s.instruments.as_ref() {
+                set.digest_into(&mut d);
+            }
         }
         d.0
     }

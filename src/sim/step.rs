@@ -10,7 +10,7 @@
 //! the held rod node (or the needle), the coupling's gains and its grasp state across steps.
 
 use super::needle::NeedleTarget;
-use super::tool::{StrandsCoupling, ToolSpring};
+use super::tool::{StrandsCoupling, ToolSetup, ToolSpring};
 use super::{
     ContactStats, DynamicParts, ModelError, RodModel, RodReport, SelfContactStats, SimError,
     StepReport, World, contact_potentials, contact_stats, pose_obstacles, self_contact_stats,
@@ -73,6 +73,9 @@ pub struct Tool {
     last_buttons: u32,
     /// The newest target orientation.
     pub target_rotation: Quat,
+    /// The instrument it drives (scenes with `[[instruments]]`), by index among the world's
+    /// instruments; None: the coupling holds a rod node (suturing: the needle) directly.
+    pub instrument: Option<usize>,
 }
 
 /// A tool's rod or node is not in the world.
@@ -100,7 +103,39 @@ impl Tool {
             grasped: true,
             last_buttons: 0,
             target_rotation: Quat::identity(),
+            instrument: None,
         }
+    }
+
+    /// The tool of a session at t = 0 for a scene's tool setup: [`Tool::at_start`] for the
+    /// `[tool]`, [`Tool::for_instrument`] for an instrument. The live run and replay build
+    /// every tool here.
+    pub fn from_setup(world: &World, setup: &ToolSetup, gains: Gains) -> Result<Self, NoSuchNode> {
+        match setup.instrument {
+            Some(i) => Tool::for_instrument(world, i, gains),
+            None => Tool::at_start(world, setup.rod, setup.node, gains),
+        }
+    }
+
+    /// The tool driving instrument `i` of the world at t = 0: its target at the instrument's
+    /// hinge and frame, with `gains` (the hand always holds its instrument: the coupling
+    /// acts throughout; the grasp button opens and closes the jaws).
+    pub fn for_instrument(world: &World, i: usize, gains: Gains) -> Result<Self, NoSuchNode> {
+        let ins = world
+            .suturing
+            .as_ref()
+            .and_then(|su| su.instruments.as_ref())
+            .and_then(|set| set.list.get(i))
+            .ok_or(NoSuchNode { rod: 0, node: i })?;
+        let su = world.suturing.as_ref().expect("checked above");
+        let mut spring = ToolSpring::new(su.node, gains.k, gains.c);
+        spring.kr = gains.kr;
+        spring.target = ins.position;
+        spring.target_rotation = ins.rotation;
+        let mut tool = Tool::new(su.rod, spring);
+        tool.target_rotation = ins.rotation;
+        tool.instrument = Some(i);
+        Ok(tool)
     }
 
     /// The tool of a session at t = 0: coupled to node `node` of rod `rod` with `gains`, its
@@ -139,10 +174,41 @@ impl Tool {
         spring.target_velocity = t.velocity;
         self.target_rotation = t.rotation;
         spring.target_rotation = t.rotation;
-        if t.buttons & GRASP_BUTTON != 0 && self.last_buttons & GRASP_BUTTON == 0 {
+        let pressed = t.buttons & GRASP_BUTTON != 0 && self.last_buttons & GRASP_BUTTON == 0;
+        self.last_buttons = t.buttons;
+        if let Some(i) = self.instrument {
+            // The hand holds its instrument: the coupling always acts; the button works the
+            // jaws.
+            let g = self.gains;
+            (spring.k, spring.c, spring.kr) = (g.k, g.c, g.kr);
+            if let Some(ins) = world
+                .suturing
+                .as_mut()
+                .and_then(|su| su.instruments.as_mut())
+                .and_then(|set| set.list.get_mut(i))
+            {
+                let cr = if ins.spec.mass > 0.0 {
+                    g.c * ins.spec.inertia / ins.spec.mass
+                } else {
+                    0.0
+                };
+                let target = NeedleTarget {
+                    position: t.position,
+                    velocity: t.velocity,
+                    rotation: t.rotation,
+                    angular_velocity: Vec3::zeros(),
+                    k: g.k,
+                    c: g.c,
+                    kr: g.kr,
+                    cr,
+                };
+                ins.take_target(target, pressed);
+            }
+            return;
+        }
+        if pressed {
             self.grasped = !self.grasped;
         }
-        self.last_buttons = t.buttons;
         let g = self.gains;
         (spring.k, spring.c, spring.kr) = if self.grasped {
             (g.k, g.c, g.kr)
@@ -158,6 +224,29 @@ impl Tool {
     /// frame), its velocity, the coupling's force and target, and where the viewer draws it.
     pub fn state(&self, world: &World) -> ToolState {
         let s = &self.coupling;
+        let instrument = self.instrument.and_then(|i| {
+            world
+                .suturing
+                .as_ref()
+                .and_then(|su| su.instruments.as_ref())
+                .and_then(|set| set.list.get(i))
+        });
+        if let Some(ins) = instrument {
+            return ToolState {
+                rod: self.rod,
+                node: s.node,
+                position: ins.position,
+                rotation: ins.rotation,
+                velocity: ins.velocity,
+                angular_velocity: ins.angular_velocity,
+                force: ins.coupling_force,
+                target: s.target,
+                target_rotation: self.target_rotation,
+                grasped: true,
+                drawn_position: ins.position,
+                drawn_target: s.target,
+            };
+        }
         let (position, rotation, velocity, angular_velocity) = match world.suturing.as_ref() {
             Some(su) => {
                 let n = &su.needle;
@@ -353,9 +442,9 @@ impl World {
     ///
     /// 1. device targets: each tool's coupling takes its device's target, the grasp button
     ///    toggles, the needle is let go or taken;
-    /// 2. the sutured rod (suturing scenes): the needle on its coupling, the suture's tissue
-    ///    channels, the rod with its potentials, the tissue, tension, breakage, events
-    ///    ([`suture_step`]);
+    /// 2. the sutured rod (suturing scenes): the instruments' jaws, grasps and free bodies, the
+    ///    needle on its coupling (its holder's), the suture's tissue channels, the rod with its
+    ///    potentials, the tissue, tension, breakage, events ([`suture_step`]);
     /// 3. every other rod with its potentials (obstacle contact, self-contact, a tool's
     ///    coupling): dynamic rods one implicit step, quasi-static rods their equilibrium;
     /// 4. guard: a rod whose solve failed keeps its state from the step's start (its solver
@@ -385,6 +474,8 @@ impl World {
         let sutured = self.suturing.as_ref().map(|s| s.rod);
         if let Some(s) = self.suturing.as_mut().filter(|_| clock.dynamic) {
             let target = match tools.first_mut() {
+                // Instruments: the needle's holder drives it (suture_step).
+                _ if s.instruments.is_some() => None,
                 Some(tool) => {
                     let spring = &tool.coupling;
                     let cr = if s.needle.mass > 0.0 {
@@ -392,7 +483,7 @@ impl World {
                     } else {
                         0.0
                     };
-                    NeedleTarget {
+                    Some(NeedleTarget {
                         position: spring.target,
                         velocity: spring.target_velocity,
                         rotation: spring.target_rotation,
@@ -401,9 +492,9 @@ impl World {
                         c: spring.c,
                         kr: spring.kr,
                         cr,
-                    }
+                    })
                 }
-                None => s.home,
+                None => Some(s.home),
             };
             let r = suture_step(
                 s,
@@ -411,10 +502,17 @@ impl World {
                 &self.obstacle_motions,
                 h,
                 t,
-                &target,
+                target.as_ref(),
             );
-            if let Some(tool) = tools.first_mut() {
+            if let Some(tool) = tools.first_mut().filter(|tl| tl.instrument.is_none()) {
                 tool.coupling.force = s.needle.coupling_force;
+            }
+            if let Some(set) = s.instruments.as_ref() {
+                for tool in tools.iter_mut() {
+                    if let Some(ins) = tool.instrument.and_then(|i| set.list.get(i)) {
+                        tool.coupling.force = ins.coupling_force;
+                    }
+                }
             }
             match r {
                 Ok(rep) => {
@@ -532,6 +630,21 @@ impl World {
             out.events = su.events.len();
         }
         out
+    }
+
+    /// The frame a tool of `setup` holds at t = 0 (its device at identity orientation holds
+    /// it so): an instrument's body frame, or the held rod segment's.
+    pub fn tool_frame(&self, setup: &ToolSetup) -> Quat {
+        let instrument = setup.instrument.and_then(|i| {
+            self.suturing
+                .as_ref()
+                .and_then(|su| su.instruments.as_ref())
+                .and_then(|set| set.list.get(i))
+        });
+        match instrument {
+            Some(ins) => ins.rotation,
+            None => self.held_frame(setup.rod, setup.node),
+        }
     }
 
     /// The suturing events raised after the first `seen` (none outside suturing scenes).

@@ -159,6 +159,13 @@ pub enum EventKind {
         /// Crossings in the projection used.
         crossings: usize,
     },
+    /// An instrument's jaws took or let go of something (issue #22).
+    Instrument {
+        /// The hand whose instrument it is.
+        hand: super::tool::Hand,
+        /// What happened.
+        change: super::instrument::GraspChange,
+    },
     /// The suture broke.
     SutureBroken {
         /// Segment.
@@ -218,6 +225,20 @@ impl EventKind {
             EventKind::NeedleDropped => "needle dropped".to_string(),
             EventKind::NeedleGrasped { at } => {
                 format!("needle grasped at {:.0} % of its arc", at * 100.0)
+            }
+            EventKind::Instrument { hand, change } => {
+                use super::instrument::GraspChange as G;
+                let what = match change {
+                    G::Needle(at) => format!("took the needle at {:.0} % of its arc", at * 100.0),
+                    G::Suture(s) => format!("grasped the suture {:.1} mm from its tail", s * 1e3),
+                    G::Nothing => "closed on nothing".to_string(),
+                    G::Opened => "opened, letting go".to_string(),
+                    G::Slipped(s) => {
+                        format!("let the suture slide (now {:.1} mm from its tail)", s * 1e3)
+                    }
+                    G::Lost => "lost the suture (pulled out of the jaws)".to_string(),
+                };
+                format!("{} instrument {what}", hand.name())
             }
             EventKind::SutureBroken { segment, tension } => {
                 format!("suture broken at segment {segment} under {tension:.2} N")
@@ -303,6 +324,9 @@ pub struct Suturing {
     exempt: Vec<bool>,
     /// Lagged sliding speeds for the regularised friction (per passage) and the tip [m/s].
     tip_speed: f64,
+    /// The instruments the hands drive (scenes with `[[instruments]]`; None: the `[tool]`
+    /// drives the needle directly).
+    pub instruments: Option<Box<super::instrument::Instruments>>,
 }
 
 impl Suturing {
@@ -354,6 +378,7 @@ impl Suturing {
             spring_of: Vec::with_capacity(MAX_PASSAGES + 1),
             exempt: vec![false; nodes],
             tip_speed: 0.0,
+            instruments: None,
         }
     }
 
@@ -866,6 +891,16 @@ impl Suturing {
                 },
             );
         }
+    }
+
+    /// Record what an instrument's jaws did.
+    pub fn instrument_event(
+        &mut self,
+        time: f64,
+        hand: super::tool::Hand,
+        change: super::instrument::GraspChange,
+    ) {
+        self.event(time, EventKind::Instrument { hand, change });
     }
 
     /// Record a break of the suture at `segment` under `tension` [N].

@@ -18,7 +18,7 @@ pub use potential::{LowRank, NodePotential, PotentialSink, Projection};
 use crate::math::{E3, Mat3, Quat, Vec3, rotation_from_matrix};
 use crate::rod::RodParams;
 use newton::Problem;
-use potential::Potentials;
+pub(crate) use potential::Potentials;
 
 /// How an end of the rod is held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

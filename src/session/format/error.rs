@@ -74,6 +74,8 @@ pub(super) enum PayloadError {
     Segment,
     #[error("event kind {0}")]
     EventKind(u8),
+    #[error("instrument change {0}")]
+    GraspChange(u8),
     #[error("chunk kind {0} before the header")]
     BeforeHeader(u8),
     #[error("a second header")]

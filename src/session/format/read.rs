@@ -162,6 +162,26 @@ impl<'a> Reader<'a> {
                 segment: usize::try_from(self.u64()?).map_err(|_| PayloadError::Segment)?,
                 tension: self.f64()?,
             },
+            9 => {
+                use crate::sim::instrument::GraspChange as G;
+                let hand = match self.u8()? {
+                    0 => crate::sim::tool::Hand::Right,
+                    1 => crate::sim::tool::Hand::Left,
+                    t => return Err(PayloadError::Hand(t)),
+                };
+                let tag = self.u8()?;
+                let v = self.f64()?;
+                let change = match tag {
+                    0 => G::Needle(v),
+                    1 => G::Suture(v),
+                    2 => G::Nothing,
+                    3 => G::Opened,
+                    4 => G::Slipped(v),
+                    5 => G::Lost,
+                    t => return Err(PayloadError::GraspChange(t)),
+                };
+                EventKind::Instrument { hand, change }
+            }
             t => return Err(PayloadError::EventKind(t)),
         })
     }

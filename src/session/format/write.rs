@@ -262,6 +262,24 @@ impl Writer {
                 self.u64(*segment as u64);
                 self.f64(*tension);
             }
+            EventKind::Instrument { hand, change } => {
+                use crate::sim::instrument::GraspChange as G;
+                self.u8(9);
+                self.u8(match hand {
+                    crate::sim::tool::Hand::Right => 0,
+                    crate::sim::tool::Hand::Left => 1,
+                });
+                let (tag, v) = match change {
+                    G::Needle(at) => (0, *at),
+                    G::Suture(s) => (1, *s),
+                    G::Nothing => (2, 0.0),
+                    G::Opened => (3, 0.0),
+                    G::Slipped(s) => (4, *s),
+                    G::Lost => (5, 0.0),
+                };
+                self.u8(tag);
+                self.f64(v);
+            }
         }
     }
 
