@@ -394,3 +394,34 @@ frequency = 15.915
     assert!(d > 50.0, "{tools:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue #22: the mouse alone on the two-instrument scene (the default device): both hands
+/// start where their instruments are (a mouse started elsewhere yanked the suture apart in the
+/// first 20 ms), the physics fails no step, and the frame has both tools.
+#[test]
+fn the_mouse_alone_holds_both_instruments_where_the_scene_put_them() {
+    let dir = std::env::temp_dir().join(format!("suture-viewer-mouse2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shot = dir.join("mouse2.png");
+    let o = with_display(env!("CARGO_BIN_EXE_suture"))
+        .args([
+            "run",
+            "scenes/instrument_tie.toml",
+            "--no-record",
+            "--shot-at=0.5",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.contains("haptic right (mouse)") && out.contains("haptic left (mouse)"));
+    assert!(out.contains(" unconverged, 0 failed,"), "{out}");
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shot.with_extension("png.json")).unwrap())
+            .unwrap();
+    assert_eq!(side["tools"].as_array().unwrap().len(), 2, "{side}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -119,10 +119,13 @@ fn open_device(
         if headless {
             return Err(OpenError::MouseHeadless);
         }
-        let rod = &sc.world.rods[tool.rod];
         // The mouse works in world coordinates: identity map (but the tool frame), starting
-        // on the held node at the identity orientation.
-        let (m, tx) = MouseDevice::new(rod.positions()[tool.node], Quat::identity(), 4096);
+        // where the tool's target is at t = 0 (the held node, the needle's grip point, or the
+        // instrument's hinge) at the identity orientation, so the tool does not jump.
+        let start = run::start_tool(&sc.world, tool, 0.0)
+            .map(|st| st.tool.coupling.target)
+            .unwrap_or_else(|_| sc.world.rods[tool.rod].positions()[tool.node]);
+        let (m, tx) = MouseDevice::new(start, Quat::identity(), 4096);
         let ident = WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3])
             .map_err(|e| OpenError::Workspace(hand, e))?
             .with_frame(frame);
@@ -398,9 +401,15 @@ pub fn run(a: RunArgs) -> ExitCode {
     let couplings = running
         .couplings
         .iter()
-        .map(|(c, capped)| {
+        .zip(&sc.tools)
+        .map(|((c, capped), t)| {
             format!(
-                "k = {:.0} N/m{}, c = {:.2} N s/m",
+                "{}k = {:.0} N/m{}, c = {:.2} N s/m",
+                if sc.tools.len() > 1 {
+                    format!("{} ", t.hand.name())
+                } else {
+                    String::new()
+                },
                 c.k,
                 if *capped { " (capped)" } else { "" },
                 c.c
