@@ -331,7 +331,6 @@ fn main() {
     if args.iter().any(|a| a == "--run") {
         let mut world = sc.world.clone();
         let mut seen = 0;
-        let mut worst = f64::INFINITY;
         let mut unconverged = 0;
         run(&sc, &mut world, &plans, |w, out| {
             unconverged += usize::from(!out.converged);
@@ -344,7 +343,7 @@ fn main() {
             seen = out.events;
             let step = (out.time * 1e3).round() as u64;
             let x = w.rods[0].positions();
-            if step % 250 == 0 {
+            if step.is_multiple_of(250) {
                 let id = suture::topology::identify_open(x);
                 // How often the suture winds about the right driver's jaws' axis.
                 let set0 = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
@@ -377,10 +376,6 @@ fn main() {
                     .windows(2)
                     .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
                     .fold(f64::INFINITY, f64::min);
-                let ct = match &w.rods[0].model {
-                    _ => 0,
-                };
-                let _ = ct;
                 print!(
                     "wraps {:+.2} jawdist {:.2} mm ",
                     wind / (2.0 * PI),
@@ -401,7 +396,6 @@ fn main() {
                     id.map(|k| (k.name, k.determinant, k.crossings)).ok(),
                 );
             }
-            let _ = &mut worst;
         });
         return;
     }

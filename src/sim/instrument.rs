@@ -322,6 +322,17 @@ impl Instrument {
     }
 }
 
+/// The suture as the instruments see it at a step's start.
+#[derive(Clone, Copy, Debug)]
+pub struct SutureAt<'a> {
+    /// Node positions [m].
+    pub x: &'a [Vec3],
+    /// Radius [m].
+    pub radius: f64,
+    /// The broken segment, if any (nothing can be grasped there).
+    pub broken: Option<usize>,
+}
+
 /// The instruments of a suturing world, their grasps on the suture, and the bookkeeping of
 /// the needle between them.
 #[derive(Clone, Debug)]
@@ -353,19 +364,20 @@ impl Instruments {
     }
 
     /// Phase 2a: the jaws move and take or let go; the needle's target (from its holder, or
-    /// uncoupled); each free instrument's body steps; the grasp springs and the instruments'
-    /// obstacles are posed for the suture's solve. `x` is the suture at the step's start,
-    /// `rod_radius` its radius [m].
+    /// uncoupled); each free instrument's body steps (step `h` [s], gravity `g` [m/s²]); the
+    /// grasp springs and the instruments' obstacles are posed for the suture's solve.
     pub fn before_suture(
         &mut self,
-        h: f64,
-        g: &Vec3,
+        (h, g): (f64, &Vec3),
         needle: &Needle,
-        x: &[Vec3],
-        rod_radius: f64,
-        broken: Option<usize>,
+        suture: SutureAt<'_>,
         contact: Option<&mut ObstacleContact>,
     ) -> NeedleTarget {
+        let SutureAt {
+            x,
+            radius: rod_radius,
+            broken,
+        } = suture;
         for (k, ins) in self.list.iter_mut().enumerate() {
             // Open command: let go at once.
             if !ins.closed && !matches!(ins.hold, Hold::Nothing) {

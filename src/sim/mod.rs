@@ -487,15 +487,12 @@ fn suture_step(
     let mut instruments = s.instruments.take();
     let target = match (instruments.as_deref_mut(), target) {
         (Some(set), _) => {
-            let nt = set.before_suture(
-                h,
-                &g,
-                &s.needle,
-                &c.x,
+            let suture = instrument::SutureAt {
+                x: &c.x,
                 radius,
-                c.params.broken,
-                contact.as_deref_mut(),
-            );
+                broken: c.params.broken,
+            };
+            let nt = set.before_suture((h, &g), &s.needle, suture, contact.as_deref_mut());
             s.step_needle(h, &g, &nt);
             set.after_needle(&s.needle, contact.as_deref_mut(), c.x.len());
             None
