@@ -10,6 +10,12 @@
 //! T(2,7) 7, T(2,9) 9, square and granny knots 9 (Rolfsen's table). Every projection must
 //! agree; a projection that is nearly degenerate (a crossing too close to a vertex, parallel
 //! overlapping segments) is replaced by another direction.
+//!
+//! The Jones polynomial (Kauffman bracket, [`Diagram::jones`]) is computed on the diagram with
+//! its Reidemeister I loops and II bigons taken out ([`Diagram::reduced`]), crossing by
+//! crossing ([`bracket_planar`]), so a suture's diagram of dozens of crossings costs little;
+//! it tells square from granny, and [`throws`] factors it into the throws of a surgical knot
+//! (docs/knots.md).
 
 use crate::math::{Vec3, any_perpendicular};
 
@@ -794,7 +800,7 @@ pub fn bareiss(mut a: Vec<Vec<i128>>) -> Option<i128> {
 }
 
 /// Generic projection directions tried in turn (irrational-ish components, far from axes).
-fn directions() -> impl Iterator<Item = Vec3> {
+pub(crate) fn directions() -> impl Iterator<Item = Vec3> {
     // A golden-angle spiral over the sphere: well spread, deterministic.
     let g = std::f64::consts::PI * (3.0 - 5f64.sqrt());
     (0..64).map(move |k| {
@@ -960,13 +966,16 @@ pub fn from_t(terms: &[(i32, i64)]) -> Laurent {
 pub struct KnotId {
     /// The knot determinant (agreed by 3 projections).
     pub determinant: u128,
-    /// The Jones polynomial (in A, t = A^-4) of the projection with the fewest crossings, if
-    /// it has at most [`MAX_JONES_CROSSINGS`].
+    /// The Jones polynomial (in A, t = A^-4) of the projection with the fewest crossings
+    /// ([`Diagram::jones`]: reduced, then the planar state sum), unless that grows wider than
+    /// [`MAX_JONES_WIDTH`].
     pub jones: Option<Laurent>,
     /// Crossings of that projection.
     pub crossings: usize,
     /// The name, when the Jones polynomial matches one of: unknot, trefoil, figure-eight,
-    /// cinquefoil (5_1 = T(2,5)), square (3_1 # 3_1*), granny (3_1 # 3_1), either chirality.
+    /// cinquefoil (5_1 = T(2,5)), square (3_1 # 3_1*), granny (3_1 # 3_1), surgeon's
+    /// (5_1 # 3_1*), surgeon's, same sense (5_1 # 3_1), either chirality. The throws of a
+    /// surgical knot one by one: [`throws`].
     pub name: Option<&'static str>,
 }
 
@@ -1004,9 +1013,11 @@ pub fn identify_closed(closed: &[Vec3]) -> Result<KnotId, TopologyError> {
         ("cinquefoil", cinq.clone()),
         ("square", trefoil.mul(&trefoil.mirror())),
         ("granny", trefoil.mul(&trefoil)),
-        // A double throw (the double overhand, T(2,5): two wraps make five half-twists of two
-        // strands) and a single throw of the opposite sense (the `cinq` above and the
-        // right-handed `trefoil` have signatures of opposite sign).
+        // A double throw closes to the cinquefoil 5_1 = T(2,5) (its two wraps and the ends'
+        // crossing are five half-twists of the two strands in one twist region; not the
+        // three-twist knot 5_2: docs/knots.md §2, tests/throws.rs builds one as the instrument
+        // tie makes it), with a single throw of the opposite sense (`cinq` is the left-handed
+        // cinquefoil, `trefoil` the right-handed trefoil) or of the same sense.
         ("surgeon's", cinq.mul(&trefoil)),
         ("surgeon's, same sense", cinq.mul(&trefoil.mirror())),
     ];
@@ -1096,7 +1107,7 @@ mod tests {
                     continue;
                 };
                 assert_eq!(diag.jones(), Some(plain.clone()), "{d:?}");
-                assert_eq!(bracket_planar(&diag.pd_code()).is_some(), true);
+                assert!(bracket_planar(&diag.pd_code()).is_some());
                 assert!(diag.reduced().crossings.len() <= diag.crossings.len());
                 checked += 1;
             }

@@ -16,7 +16,10 @@
 //! Everything here is pure geometry (no threads, no clocks): [`KnotTracker::update`] is meant
 //! for a snapshot of the suture's centreline every ~0.1 s, [`analyse_knot`] for a final state.
 
-use super::{Laurent, TopologyError, close_open_curve, from_t, jones_closed, knot_crossings};
+use super::{
+    Laurent, TopologyError, close_open_curve, directions, from_t, jones_closed, knot_crossings,
+    project,
+};
 use crate::math::{Mat3, Vec3};
 
 /// The sense of a throw: the handedness of the two-strand twist it makes.
@@ -245,21 +248,18 @@ pub enum Strand {
 pub const STRAIGHT: f64 = 0.9;
 /// The other strand must be bent below this (θ ≳ 125°) for the straight one to be a post.
 pub const WRAPPED: f64 = 0.8;
-/// A knot lies flat when its plane's normal is within this angle of the skin's normal [rad]
-/// (30°).
-pub const FLAT_TILT: f64 = std::f64::consts::FRAC_PI_6;
-/// ... and the knot is planar enough to have a plane: the smallest principal second moment at
-/// most this fraction of the middle one (an ellipsoid twice as long as thick or flatter).
-pub const PLANAR: f64 = 0.25;
+/// A knot lies flat when its strands run within 30° of the skin's plane in the mean square:
+/// [`KnotShape::slope`] at most sin 30° (docs/knots.md §4).
+pub const FLAT_SLOPE: f64 = 0.5;
+/// Projections looked at for a knot's shape.
+const SHAPE_PROJECTIONS: usize = 12;
 
 /// The shape of the knot's strands: which strand (if any) runs straight through it, and how the
 /// knot lies relative to the skin (docs/knots.md §4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KnotShape {
-    /// The knot's extent along the suture (node parameters, [`knot_crossings`]).
-    pub extent: (f64, f64),
-    /// The tail strand's part inside the knot (node parameters): from the extent's start to the
-    /// last crossing before the stitch (the longest stretch free of crossings).
+    /// The tail strand's part inside the knot (node parameters: segment index + fraction),
+    /// between its first and last crossing with the long strand.
     pub tail: (f64, f64),
     /// The long strand's part inside the knot (node parameters).
     pub long: (f64, f64),
@@ -271,18 +271,28 @@ pub struct KnotShape {
     /// throws half hitches (a slip knot). At least [`STRAIGHT`] while the other is below
     /// [`WRAPPED`].
     pub post: Option<Strand>,
-    /// Unit normal of the knot's best-fit plane (the principal axis of least second moment of
-    /// both strands' parts, weighted by length), pointing to the `up` side.
+    /// How steeply the strands run inside the knot: the root mean square, over both parts
+    /// weighted by length, of the sine of a segment's angle to the skin's plane (its tangent's
+    /// component along the skin's normal). 0 when every wrap lies in a plane parallel to the
+    /// skin, 1/√3 ≈ 0.58 for directions at random, 1 along a vertical post.
+    pub slope: f64,
+    /// The share of the knot's second moment (both parts, weighted by length, about their
+    /// centroid) along the skin's normal: 1/3 for a round knot, near 0 for one lying flat on
+    /// the skin (it grows with the number of throws stacked).
+    pub vertical_share: f64,
+    /// Unit normal of the knot's best-fit plane (its axis of least second moment), on the
+    /// skin's outward side.
     pub normal: Vec3,
-    /// Its angle to `up` [rad].
+    /// The angle between that normal and the skin's [rad] (ill-defined for a round knot).
     pub tilt: f64,
-    /// Smallest / middle principal second moment: 0 for a flat knot, 1 for a round one.
-    pub planarity: f64,
-    /// Laid flat: no post, planar (planarity ≤ [`PLANAR`]) and tilted at most [`FLAT_TILT`].
+    /// Laid flat: no post, and a slope at most [`FLAT_SLOPE`].
     pub laid_flat: bool,
-    /// The length of the suture inside the knot (both strands' parts) [m]: shrinks as the
-    /// knot is tightened.
+    /// The length of the suture inside the knot (both parts) [m]: shrinks as the knot is
+    /// tightened.
     pub length: f64,
+    /// Height of the knot's centroid above the lowest point of the stitch, along the skin's
+    /// normal [m] (the bite's depth plus the knot's height above the skin).
+    pub height: f64,
 }
 
 /// A point at node parameter `s` (segment index + fraction).
@@ -309,34 +319,62 @@ fn arc_length(p: &[Vec3]) -> f64 {
     p.windows(2).map(|w| (w[1] - w[0]).norm()).sum()
 }
 
-/// The shape of an open suture's knot (the rod's nodes from the tail to the long end, [m]),
-/// `up` the skin's outward normal; `None` when there is no knot to measure (some projection
-/// shows no crossing).
+/// The shape of the knot in a suture tied on a stitch (the rod's nodes from the tail to the
+/// long end [m]; `up` the skin's outward normal); `None` when there is no knot to measure
+/// (some projection shows no crossing).
 ///
-/// The knot's extent and its crossings come from [`knot_crossings`] (8 projections, the
-/// narrowest). The stretch of the extent free of crossings that is longest in arc length is
-/// the stitch (the suture going down to the skin, through it and back up): what comes before
-/// is the tail's part in the knot, what comes after the long end's. Each part's straightness is
-/// its chord over its arc length; the plane is that of least second moment of both parts.
+/// The stitch is found as the rod's lowest point (along `up`) within the knot's extent
+/// ([`knot_crossings`]): the suture dives under the skin between its two strands. In each of
+/// 12 generic projections, the crossings between a point before it and one after it are the
+/// crossings of the two strands with each other; the tail's part in the knot runs from the
+/// first to the last such crossing on its side, the long end's likewise; the projection where
+/// the two parts are shortest is kept (a strand seen across the knot from one side only adds
+/// crossings in some projections). Each part's straightness is its chord over its arc length.
+/// Meaningless for a knot tied with no stitch below it.
 pub fn knot_shape(points: &[Vec3], up: &Vec3) -> Result<Option<KnotShape>, TopologyError> {
     let Some(kc) = knot_crossings(points, 8)? else {
         return Ok(None);
     };
+    let up = up.normalize();
     let (a, b) = kc.extent;
-    // Cumulative arc length at the crossing parameters, to find the longest free stretch.
-    let arc_to = |s: f64| arc_length(&piece(points, 0.0, s));
-    let params = &kc.params;
-    let mut split = (a, b);
-    let mut longest = -1.0;
-    for w in params.windows(2) {
-        let gap = arc_to(w[1]) - arc_to(w[0]);
-        if gap > longest {
-            longest = gap;
-            split = (w[0], w[1]);
+    let (i0, i1) = (
+        a.floor() as usize,
+        (b.ceil() as usize).min(points.len() - 1),
+    );
+    let low = (i0..=i1)
+        .min_by(|&i, &j| points[i].dot(&up).total_cmp(&points[j].dot(&up)))
+        .expect("a non-empty extent");
+    let split = low as f64;
+    let closed = close_open_curve(points, 32)?;
+    let rod = (points.len() - 1) as f64;
+    // (tail part, long part, their total arc length)
+    type Parts = ((f64, f64), (f64, f64), f64);
+    let mut best: Option<Parts> = None;
+    for d in directions().take(SHAPE_PROJECTIONS) {
+        let Some(diag) = project(&closed, &d) else {
+            continue;
+        };
+        let mut tail: Option<(f64, f64)> = None;
+        let mut long: Option<(f64, f64)> = None;
+        for c in &diag.crossings {
+            let (p, q) = (c.over.min(c.under), c.over.max(c.under));
+            if q >= rod || !(p < split && split < q) {
+                continue;
+            }
+            tail = Some(tail.map_or((p, p), |(x, y)| (x.min(p), y.max(p))));
+            long = Some(long.map_or((q, q), |(x, y)| (x.min(q), y.max(q))));
+        }
+        let (Some(t), Some(l)) = (tail, long) else {
+            continue;
+        };
+        let cost = arc_length(&piece(points, t.0, t.1)) + arc_length(&piece(points, l.0, l.1));
+        if best.is_none_or(|b| cost < b.2) {
+            best = Some((t, l, cost));
         }
     }
-    let tail = (a, split.0);
-    let long = (split.1, b);
+    let Some((tail, long, _)) = best else {
+        return Ok(None);
+    };
     let straightness = |(s0, s1): (f64, f64)| {
         let p = piece(points, s0, s1);
         let l = arc_length(&p);
@@ -355,7 +393,7 @@ pub fn knot_shape(points: &[Vec3], up: &Vec3) -> Result<Option<KnotShape>, Topol
         None
     };
     // Second moments of both parts about their centroid, each segment weighted by its length
-    // (a segment's own moment about its midpoint, |d|²/12, included).
+    // (a segment's own moment about its midpoint, d dᵀ / 12, included).
     let segs: Vec<(Vec3, Vec3)> = [tail, long]
         .iter()
         .flat_map(|&(s0, s1)| {
@@ -376,29 +414,40 @@ pub fn knot_shape(points: &[Vec3], up: &Vec3) -> Result<Option<KnotShape>, Topol
         let d = q - p;
         m += (c * c.transpose() + d * d.transpose() / 12.0) * l;
     }
+    let vertical_share = (up.transpose() * m * up)[0] / m.trace().max(1e-300);
+    let slope = (segs
+        .iter()
+        .map(|(p, q)| {
+            let d = q - p;
+            let l = d.norm();
+            if l > 0.0 { d.dot(&up).powi(2) / l } else { 0.0 }
+        })
+        .sum::<f64>()
+        / length.max(1e-300))
+    .sqrt();
     let eig = m.symmetric_eigen();
-    let mut order = [0usize, 1, 2];
-    order.sort_by(|&i, &j| eig.eigenvalues[i].total_cmp(&eig.eigenvalues[j]));
-    let up = up.normalize();
-    let mut normal: Vec3 = eig.eigenvectors.column(order[0]).into_owned();
+    let least = (0..3)
+        .min_by(|&i, &j| eig.eigenvalues[i].total_cmp(&eig.eigenvalues[j]))
+        .expect("three");
+    let mut normal: Vec3 = eig.eigenvectors.column(least).into_owned();
     if normal.dot(&up) < 0.0 {
         normal = -normal;
     }
     let tilt = normal.dot(&up).clamp(-1.0, 1.0).acos();
-    let planarity = eig.eigenvalues[order[0]] / eig.eigenvalues[order[1]].max(1e-300);
-    let laid_flat = post.is_none() && planarity <= PLANAR && tilt <= FLAT_TILT;
+    let laid_flat = post.is_none() && slope <= FLAT_SLOPE;
     Ok(Some(KnotShape {
-        extent: (a, b),
         tail,
         long,
         tail_straightness: ts,
         long_straightness: ls,
         post,
+        slope,
+        vertical_share,
         normal,
         tilt,
-        planarity,
         laid_flat,
         length,
+        height: (centroid - points[low]).dot(&up),
     }))
 }
 
