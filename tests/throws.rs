@@ -528,6 +528,52 @@ fn the_tracker_waits_for_confirmations() {
     );
 }
 
+/// A double throw losing a wrap is reported as the double undone and a single added; a knot that
+/// is no product of throws (a figure-eight) is reported unrecognised, and a throw after it is
+/// added afresh.
+#[test]
+fn the_tracker_reports_a_lost_wrap_and_an_unrecognised_knot() {
+    let up = Vec3::y();
+    let mut tr = KnotTracker::new();
+    tr.update(&flat_knot(&[R2], TIGHT), &up).unwrap();
+    assert_eq!(tr.name(), KnotName::DoubleThrow);
+    assert_eq!(
+        tr.update(&flat_knot(&[R1], TIGHT), &up).unwrap(),
+        vec![
+            KnotChange::Undone {
+                index: 0,
+                throw: R2
+            },
+            KnotChange::Added {
+                index: 0,
+                throw: R1
+            }
+        ]
+    );
+    // A figure-eight knot, cut open far from its crossings, in place of the suture.
+    let fig8: Vec<Vec3> = (3..397)
+        .map(|k| {
+            let t = 2.0 * PI * k as f64 / 400.0;
+            let r = 2.0 + (2.0 * t).cos();
+            Vec3::new(r * (3.0 * t).cos(), r * (3.0 * t).sin(), (4.0 * t).sin()) * 1e-3
+        })
+        .collect();
+    let changes = tr.update(&fig8, &up).unwrap();
+    assert!(
+        matches!(changes.as_slice(), [KnotChange::Unrecognised { .. }]),
+        "{changes:?}"
+    );
+    assert_eq!(tr.name(), KnotName::Unrecognised);
+    assert!(tr.throws().is_empty());
+    assert_eq!(
+        tr.update(&flat_knot(&[L1], TIGHT), &up).unwrap(),
+        vec![KnotChange::Added {
+            index: 0,
+            throw: L1
+        }]
+    );
+}
+
 /// Two half hitches on the straight tail (topologically a square or a granny knot) are named
 /// half hitches, the tail the post, and are not laid flat.
 #[test]

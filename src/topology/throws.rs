@@ -32,7 +32,7 @@ use crate::math::{Mat3, Vec3};
 /// throw: the positive cinquefoil, V = t² + t⁴ − t⁵ + t⁶ − t⁷): every crossing of its minimal
 /// diagram is positive. It does not depend on the direction the suture is traversed or on the
 /// viewpoint, so it is a property of the knot alone. In the instrument tie, wrapping the long
-/// end around the driver as a right-handed coil makes a `Right` throw (docs/knots.md §3).
+/// end around the driver as a right-handed coil makes a `Right` throw (docs/knots.md §2).
 /// A square knot is two throws of opposite sense, a granny two of the same sense.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sense {
@@ -91,9 +91,9 @@ impl Throw {
         },
     ];
     /// The Jones polynomial of this throw's knot (in A, t = A⁻⁴): the torus knot
-    /// T(2, 2·wraps + 1), right-handed for [`Sense::Right`]. From the knot tables
-    /// (Rolfsen's 3_1 and 5_1; the Knot Atlas, katlas.org/wiki/3_1 and /5_1, lists the
-    /// left-handed ones, q⁻¹ + q⁻³ − q⁻⁴ and q⁻² + q⁻⁴ − q⁻⁵ + q⁻⁶ − q⁻⁷).
+    /// T(2, 2·wraps + 1), right-handed for [`Sense::Right`]: t + t³ − t⁴ and
+    /// t² + t⁴ − t⁵ + t⁶ − t⁷ (Jones 1985; the Knot Atlas pages 3_1, which lists the left-handed
+    /// −q⁻⁴ + q⁻³ + q⁻¹, and T(5,2); docs/knots.md §2 computes both on built throws).
     pub fn jones(self) -> Laurent {
         let right = match self.wraps {
             2 => from_t(&[(2, 1), (4, 1), (5, -1), (6, 1), (7, -1)]),
@@ -283,7 +283,8 @@ pub struct KnotShape {
     /// Unit normal of the knot's best-fit plane (its axis of least second moment), on the
     /// skin's outward side.
     pub normal: Vec3,
-    /// The angle between that normal and the skin's [rad] (ill-defined for a round knot).
+    /// The angle between that normal and the skin's normal [rad] (ill-defined for a round
+    /// knot).
     pub tilt: f64,
     /// Laid flat: no post, and a slope at most [`FLAT_SLOPE`].
     pub laid_flat: bool,
