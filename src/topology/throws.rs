@@ -7,8 +7,9 @@
 //! first throw of a surgeon's knot) a cinquefoil T(2,5) (docs/knots.md §2 builds a real
 //! double-wrap throw and computes it). The Jones polynomial multiplies under connected sum
 //! (Jones, "A polynomial invariant for knots via von Neumann algebras", Bull. AMS 12, 1985;
-//! Lickorish, "An introduction to knot theory", GTM 175, 1997, ch. 3), so the knot's polynomial factors into one polynomial per throw, and the newest
-//! throw is the quotient of the new polynomial by the old. The throw's chirality is its
+//! Lickorish, "An introduction to knot theory", GTM 175, 1997, ch. 3), so the knot's polynomial
+//! factors into one polynomial per throw, and the newest throw is the quotient of the new
+//! polynomial by the old. The throw's chirality is its
 //! [`Sense`]. What topology cannot see (a throw laid flat, or half hitches on a straight
 //! strand: a slip knot, topologically the same as a square or granny knot) is judged from the
 //! geometry of the two strands inside the knot ([`KnotShape`]).
