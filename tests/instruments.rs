@@ -80,6 +80,21 @@ fn lerp(t: f64, (t0, a): (f64, Vec3), (t1, b): (f64, Vec3)) -> (Vec3, Vec3) {
     (a + (b - a) * s, v)
 }
 
+/// The instruments of `world` (right, left).
+fn instruments(world: &World) -> &suture::sim::instrument::Instruments {
+    world
+        .suturing
+        .as_ref()
+        .and_then(|su| su.instruments.as_deref())
+        .expect("an instrument scene")
+}
+
+/// The hands' poses at t = 0: (right hinge, right frame, left hinge, left frame).
+fn start_poses(world: &World) -> (Vec3, Quat, Vec3, Quat) {
+    let l = &instruments(world).list;
+    (l[0].position, l[0].rotation, l[1].position, l[1].rotation)
+}
+
 /// Press the jaw button over 20 ms from each of `at` [s].
 fn pressed(t: f64, at: &[f64]) -> u32 {
     u32::from(at.iter().any(|&p| (p..p + 0.02).contains(&t)))
@@ -90,17 +105,11 @@ fn a_closed_jaw_holds_the_suture_and_lets_it_slide_past_its_grip_strength() {
     let sc = scene();
     let mut world = sc.world.clone();
     let mut tools = tools(&sc, &world);
-    let set = world
-        .suturing
-        .as_ref()
-        .unwrap()
-        .instruments
-        .as_ref()
-        .unwrap();
+    let set = instruments(&world);
     let (right, left) = (&set.list[0], &set.list[1]);
     assert_eq!((right.spec.hand, left.spec.hand), (Hand::Right, Hand::Left));
     let strength = right.spec.grip_strength;
-    let (r0, qr, l0, ql) = (right.position, right.rotation, left.position, left.rotation);
+    let (r0, qr, l0, ql) = start_poses(&world);
     let jaw = right.spec.jaw_length;
     // The tail stands up out of the entry hole on the left; take it 13 mm over the skin,
     // between the jaws' tips (the jaws along z).
@@ -197,20 +206,8 @@ fn opening_the_jaws_lets_go_of_the_suture() {
     let sc = scene();
     let mut world = sc.world.clone();
     let mut tools = tools(&sc, &world);
-    let set = world
-        .suturing
-        .as_ref()
-        .unwrap()
-        .instruments
-        .as_ref()
-        .unwrap();
-    let (r0, qr, l0, ql) = (
-        set.list[0].position,
-        set.list[0].rotation,
-        set.list[1].position,
-        set.list[1].rotation,
-    );
-    let jaw = set.list[0].spec.jaw_length;
+    let (r0, qr, l0, ql) = start_poses(&world);
+    let jaw = instruments(&world).list[0].spec.jaw_length;
     let x = world.rods[0].positions();
     let k = nearest(x, &Vec3::new(-0.013, 0.013, 0.0));
     let at_tail = x[k] - qr * Vec3::new(0.0, 0.0, 0.8 * jaw);
@@ -276,19 +273,13 @@ fn the_needle_is_handed_from_one_driver_to_the_other() {
     let sc = scene();
     let mut world = sc.world.clone();
     let mut tools = tools(&sc, &world);
-    let su = world.suturing.as_ref().unwrap();
-    let set = su.instruments.as_ref().unwrap();
+    let set = instruments(&world);
     assert_eq!(
         set.needle_holder,
         Some(1),
         "the left driver holds the needle"
     );
-    let (r0, qr, l0, ql) = (
-        set.list[0].position,
-        set.list[0].rotation,
-        set.list[1].position,
-        set.list[1].rotation,
-    );
+    let (r0, qr, l0, ql) = start_poses(&world);
     let jaw = set.list[0].spec.jaw_length;
     // The right jaws onto the needle near its point (the left holds it mid-arc), aimed at
     // where the needle is 0.8 s in (it settles on the suture's pull meanwhile).
