@@ -18,7 +18,8 @@
 //! the driver sweeping to the tail with open jaws breaks the suture. What it needs next: aim
 //! at the strand's present geometry (closed loop, as a surgeon looks), the left hand holding
 //! the long end itself close to the wound (an instrument can grasp the suture), and the
-//! wraps checked step by step with the winding number it prints.
+//! wraps checked step by step with the winding number it prints. (`-- --orbit` is the
+//! closed-loop experiment, see `orbit_experiment`.)
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -318,9 +319,164 @@ pub fn run(
     }
 }
 
+/// The long end's point `height` [m] over the skin, as the suture lies now (from the needle
+/// end down: the first node under that height and the one above it).
+pub fn strand_at(world: &World, height: f64) -> Option<Vec3> {
+    let x = world.rods[0].positions();
+    let k = x.iter().rposition(|p| p.y < height)?;
+    let (a, b) = (x[k], *x.get(k + 1)?);
+    Some(a + (b - a) * ((height - a.y) / (b.y - a.y)))
+}
+
+/// An experiment (`-- --orbit [--reverse]`): does the driver's orbit, aimed at the strand
+/// where it is at every step, wrap the long end on the jaws? Prints the winding number.
+/// Found: no. The jaws reach the strand (0.9 mm at 1.5 s) but push it ahead of them, and the
+/// orbit's centre, following the strand, runs after it (18 → 48 mm in 0.25 s) until the
+/// strand is pulled to 75 N and the solve diverges. The left hand must keep the strand
+/// under tension for the jaws to wrap it.
+fn orbit_experiment(sc: &Scene, sense: f64) {
+    let mut world = sc.world.clone();
+    let h = world.dt().unwrap();
+    let set = world
+        .suturing
+        .as_ref()
+        .unwrap()
+        .instruments
+        .as_ref()
+        .unwrap();
+    let (r0, qr, l0, ql) = (
+        set.list[0].position,
+        set.list[0].rotation,
+        set.list[1].position,
+        set.list[1].rotation,
+    );
+    let jaw = set.list[0].spec.jaw_length;
+    let gains: Vec<suture::sim::Gains> = sc
+        .tools
+        .iter()
+        .map(|t| {
+            let (vc, _) = suture::coupling::VirtualCoupling::new(
+                t.mass,
+                t.inertia,
+                t.frequency,
+                t.damping_ratio,
+                t.max_stiffness,
+            );
+            suture::sim::Gains {
+                k: vc.k,
+                c: vc.c,
+                kr: vc.kr,
+            }
+        })
+        .collect();
+    let mut tools: Vec<suture::sim::Tool> = sc
+        .tools
+        .iter()
+        .zip(&gains)
+        .map(|(s, g)| suture::sim::Tool::from_setup(&world, s, *g).expect("tool"))
+        .collect();
+    let orbit = 0.004;
+    let mut prev = r0;
+    for step in 0..4000 {
+        let t = world.time + h;
+        let s_now = strand_at(&world, 0.018).unwrap_or(r0);
+        let hinge_for = |c: Vec3, f: f64| c - Vec3::new(0.0, 0.0, (0.3 + 0.25 * f) * jaw);
+        let p = if t < 1.0 {
+            let start = hinge_for(s_now - Vec3::new(orbit, 0.0, 0.0), 0.0);
+            r0 + (start - r0) * t
+        } else {
+            let f = ((t - 1.0) / 2.0).min(1.0);
+            let a = std::f64::consts::PI + sense * 2.0 * PI * f;
+            hinge_for(s_now + Vec3::new(orbit * a.cos(), orbit * a.sin(), 0.0), f)
+        };
+        let v = (p - prev) / h;
+        prev = p;
+        let lp = l0 + Vec3::new(0.0, -0.006 * ((t - 1.0) / 2.0).clamp(0.0, 1.0), 0.0);
+        let targets = [
+            Some(ToolTarget {
+                t,
+                position: p,
+                rotation: qr,
+                velocity: v,
+                angular_velocity: Vec3::zeros(),
+                buttons: 0,
+                hand_force: Vec3::zeros(),
+            }),
+            Some(ToolTarget {
+                t,
+                position: lp,
+                rotation: ql,
+                velocity: Vec3::zeros(),
+                angular_velocity: Vec3::zeros(),
+                buttons: 0,
+                hand_force: Vec3::zeros(),
+            }),
+        ];
+        let out = world.step(&mut tools, &targets, h);
+        if (step + 1) % 250 == 0 {
+            let set = world
+                .suturing
+                .as_ref()
+                .unwrap()
+                .instruments
+                .as_ref()
+                .unwrap();
+            let jr = &set.list[0];
+            let inv = jr.rotation.inverse();
+            let x = world.rods[0].positions();
+            let mut wind = 0.0;
+            let mut last: Option<f64> = None;
+            for q in x {
+                let b = inv * (q - jr.position);
+                if !(-0.002..=jr.spec.jaw_length + 0.002).contains(&b.z) {
+                    last = None;
+                    continue;
+                }
+                let a = b.y.atan2(b.x);
+                if let Some(l) = last {
+                    let mut d = a - l;
+                    while d > PI {
+                        d -= 2.0 * PI;
+                    }
+                    while d < -PI {
+                        d += 2.0 * PI;
+                    }
+                    wind += d;
+                }
+                last = Some(a);
+            }
+            let (a, b, _) = jr.capsules()[0];
+            let dmin = x
+                .windows(2)
+                .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "{:.2} s: wraps {:+.2} jawdist {:.2} mm strand {:?} tension {:.2} N err {:?}",
+                out.time,
+                wind / (2.0 * PI),
+                dmin * 1e3,
+                (s_now * 1e3).map(|c| c.round()).as_slice(),
+                out.tension,
+                out.error.is_some()
+            );
+        }
+    }
+}
+
 #[allow(dead_code)]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--orbit") {
+        orbit_experiment(
+            &scene(),
+            if args.iter().any(|a| a == "--reverse") {
+                -1.0
+            } else {
+                1.0
+            },
+        );
+        return;
+    }
     let knot = match args.get(1).map(String::as_str) {
         Some("granny") => Knot::Granny,
         Some("surgeons") => Knot::Surgeons,
