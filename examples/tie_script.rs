@@ -276,6 +276,18 @@ pub fn scene() -> Scene {
     scene::parse(path, &text, Overrides::default()).expect("scene")
 }
 
+/// The scene's tools over `world`, as the live run builds them (runtime::run::start_tool).
+pub fn start_tools(sc: &Scene, world: &World) -> Vec<suture::sim::Tool> {
+    sc.tools
+        .iter()
+        .map(|t| {
+            suture::runtime::run::start_tool(world, t, 0.0)
+                .expect("tool")
+                .tool
+        })
+        .collect()
+}
+
 /// Step `world` through both plans to their end (offline, the live loop's `World::step`),
 /// calling `each` after every step.
 pub fn run(
@@ -285,30 +297,7 @@ pub fn run(
     mut each: impl FnMut(&World, &suture::sim::StepOutputs),
 ) {
     let h = world.dt().expect("a dynamic scene");
-    let gains: Vec<suture::sim::Gains> = sc
-        .tools
-        .iter()
-        .map(|t| {
-            let (vc, _) = suture::coupling::VirtualCoupling::new(
-                t.mass,
-                t.inertia,
-                t.frequency,
-                t.damping_ratio,
-                t.max_stiffness,
-            );
-            suture::sim::Gains {
-                k: vc.k,
-                c: vc.c,
-                kr: vc.kr,
-            }
-        })
-        .collect();
-    let mut tools: Vec<suture::sim::Tool> = sc
-        .tools
-        .iter()
-        .zip(&gains)
-        .map(|(s, g)| suture::sim::Tool::from_setup(world, s, *g).expect("tool"))
-        .collect();
+    let mut tools = start_tools(sc, world);
     let end = right.end().max(left.end());
     let steps = (end / h).round() as usize;
     for _ in 0..steps {
@@ -351,30 +340,7 @@ fn orbit_experiment(sc: &Scene, sense: f64) {
         set.list[1].rotation,
     );
     let jaw = set.list[0].spec.jaw_length;
-    let gains: Vec<suture::sim::Gains> = sc
-        .tools
-        .iter()
-        .map(|t| {
-            let (vc, _) = suture::coupling::VirtualCoupling::new(
-                t.mass,
-                t.inertia,
-                t.frequency,
-                t.damping_ratio,
-                t.max_stiffness,
-            );
-            suture::sim::Gains {
-                k: vc.k,
-                c: vc.c,
-                kr: vc.kr,
-            }
-        })
-        .collect();
-    let mut tools: Vec<suture::sim::Tool> = sc
-        .tools
-        .iter()
-        .zip(&gains)
-        .map(|(s, g)| suture::sim::Tool::from_setup(&world, s, *g).expect("tool"))
-        .collect();
+    let mut tools = start_tools(sc, &world);
     let orbit = 0.004;
     let mut prev = r0;
     for step in 0..4000 {

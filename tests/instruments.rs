@@ -8,7 +8,7 @@ use suture::scene::{self, Overrides, Scene};
 use suture::sim::instrument::{GraspChange, Hold};
 use suture::sim::suturing::EventKind;
 use suture::sim::tool::Hand;
-use suture::sim::{Gains, Tool, ToolTarget, World};
+use suture::sim::{Tool, ToolTarget, World};
 
 fn scene() -> Scene {
     let path = "scenes/instrument_tie.toml";
@@ -17,22 +17,14 @@ fn scene() -> Scene {
 }
 
 fn tools(sc: &Scene, world: &World) -> Vec<Tool> {
+    // The tools as the live run builds them (runtime::run::start_tool: the coupling's gains,
+    // then the tool).
     sc.tools
         .iter()
         .map(|t| {
-            let (vc, _) = suture::coupling::VirtualCoupling::new(
-                t.mass,
-                t.inertia,
-                t.frequency,
-                t.damping_ratio,
-                t.max_stiffness,
-            );
-            let g = Gains {
-                k: vc.k,
-                c: vc.c,
-                kr: vc.kr,
-            };
-            Tool::from_setup(world, t, g).expect("tool")
+            suture::runtime::run::start_tool(world, t, 0.0)
+                .expect("tool")
+                .tool
         })
         .collect()
 }
