@@ -524,11 +524,17 @@ mass_damping = 2.0
         !left_off.is_empty() && left_off.iter().all(|&f| f == 0.0),
         "{left_off:?}"
     );
-    // The right hand: its pull goes on through the left hand's fault.
+    // The right hand: its pull goes on through the left hand's fault. Only a stall of the
+    // physics loop (its own watchdog, which the left hand's fault does not touch) may fade
+    // it: each stall costs at most the watchdog's deadline and fade (5 + 10 ms), the stall
+    // itself (at most the physics loop's 20 ms catch-up) and the ramp back in (50 ms):
+    // under 100 ticks a stall.
     let right_on = force_in(&commands[0], 0.8, 1.1);
+    let low = right_on.iter().filter(|&&f| f <= 0.05).count() as u64;
+    let stalls = report.hands[0].haptic.stalls;
     assert!(
-        right_on.len() > 250 && right_on.iter().all(|&f| f > 0.05),
-        "{right_on:?}"
+        right_on.len() > 250 && low <= 100 * stalls,
+        "{low} weak ticks, {stalls} physics stalls: {right_on:?}"
     );
     // The left hand ramps back in after its fault (no step larger than the ramp allows).
     let step = MAX_FORCE * 1e-3 / RAMP;
