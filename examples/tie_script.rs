@@ -308,6 +308,40 @@ pub fn run(
     }
 }
 
+/// How often the suture winds about the right driver's jaws' axis [turns] (over the nodes
+/// beside the jaws), and its nearest approach to the upper jaw's core [m]: what shows a wrap.
+pub fn wraps_and_jaw_distance(world: &World) -> (f64, f64) {
+    let set = world
+        .suturing
+        .as_ref()
+        .and_then(|su| su.instruments.as_deref())
+        .expect("an instrument scene");
+    let jr = &set.list[0];
+    let inv = jr.rotation.inverse();
+    let x = world.rods[0].positions();
+    let mut wind = 0.0;
+    let mut last: Option<f64> = None;
+    for q in x {
+        let b = inv * (q - jr.position);
+        if !(-0.002..=jr.spec.jaw_length + 0.002).contains(&b.z) {
+            last = None;
+            continue;
+        }
+        let a = b.y.atan2(b.x);
+        if let Some(l) = last {
+            // The turn from the last node, in (−π, π].
+            wind += (a - l + PI).rem_euclid(2.0 * PI) - PI;
+        }
+        last = Some(a);
+    }
+    let (a, b, _) = jr.capsules()[0];
+    let dmin = x
+        .windows(2)
+        .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
+        .fold(f64::INFINITY, f64::min);
+    (wind / (2.0 * PI), dmin)
+}
+
 /// The long end's point `height` [m] over the skin, as the suture lies now (from the needle
 /// end down: the first node under that height and the one above it).
 pub fn strand_at(world: &World, height: f64) -> Option<Vec3> {
@@ -380,47 +414,12 @@ fn orbit_experiment(sc: &Scene, sense: f64) {
         ];
         let out = world.step(&mut tools, &targets, h);
         if (step + 1) % 250 == 0 {
-            let set = world
-                .suturing
-                .as_ref()
-                .unwrap()
-                .instruments
-                .as_ref()
-                .unwrap();
-            let jr = &set.list[0];
-            let inv = jr.rotation.inverse();
-            let x = world.rods[0].positions();
-            let mut wind = 0.0;
-            let mut last: Option<f64> = None;
-            for q in x {
-                let b = inv * (q - jr.position);
-                if !(-0.002..=jr.spec.jaw_length + 0.002).contains(&b.z) {
-                    last = None;
-                    continue;
-                }
-                let a = b.y.atan2(b.x);
-                if let Some(l) = last {
-                    let mut d = a - l;
-                    while d > PI {
-                        d -= 2.0 * PI;
-                    }
-                    while d < -PI {
-                        d += 2.0 * PI;
-                    }
-                    wind += d;
-                }
-                last = Some(a);
-            }
-            let (a, b, _) = jr.capsules()[0];
-            let dmin = x
-                .windows(2)
-                .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
-                .fold(f64::INFINITY, f64::min);
+            let (wraps, jawdist) = wraps_and_jaw_distance(&world);
             println!(
                 "{:.2} s: wraps {:+.2} jawdist {:.2} mm strand {:?} tension {:.2} N err {:?}",
                 out.time,
-                wind / (2.0 * PI),
-                dmin * 1e3,
+                wraps,
+                jawdist * 1e3,
                 (s_now * 1e3).map(|c| c.round()).as_slice(),
                 out.tension,
                 out.error.is_some()
@@ -467,42 +466,8 @@ fn main() {
             let x = w.rods[0].positions();
             if step.is_multiple_of(250) {
                 let id = suture::topology::identify_open(x);
-                // How often the suture winds about the right driver's jaws' axis.
-                let set0 = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
-                let jr = &set0.list[0];
-                let inv = jr.rotation.inverse();
-                let mut wind = 0.0;
-                let mut last: Option<f64> = None;
-                for p in x {
-                    let b = inv * (p - jr.position);
-                    if !(-0.002..=jr.spec.jaw_length + 0.002).contains(&b.z) {
-                        last = None;
-                        continue;
-                    }
-                    let a = b.y.atan2(b.x);
-                    if let Some(l) = last {
-                        let mut d = a - l;
-                        while d > PI {
-                            d -= 2.0 * PI;
-                        }
-                        while d < -PI {
-                            d += 2.0 * PI;
-                        }
-                        wind += d;
-                    }
-                    last = Some(a);
-                }
-                let caps = jr.capsules();
-                let (a, b, _) = caps[0];
-                let dmin = x
-                    .windows(2)
-                    .map(|w| suture::contact::segment::distance(&w[0], &w[1], &a, &b).distance)
-                    .fold(f64::INFINITY, f64::min);
-                print!(
-                    "wraps {:+.2} jawdist {:.2} mm ",
-                    wind / (2.0 * PI),
-                    dmin * 1e3
-                );
+                let (wraps, jawdist) = wraps_and_jaw_distance(w);
+                print!("wraps {wraps:+.2} jawdist {:.2} mm ", jawdist * 1e3);
                 let set = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
                 let r = &set.list[0];
                 let l = &set.list[1];
