@@ -358,7 +358,8 @@ fn recorder_disk_failure_keeps_what_was_written_and_the_session_goes_on() {
         bytes: Arc::new(Mutex::new(Vec::new())),
         fail_after: Some(250_000),
     };
-    let o = session(Fault::None, (0.0, 0.0), 1.5, d, |_| {});
+    // 3 s: rates are asserted over 3 s (see the_default_scene_runs_three_seconds_with_both_loops_at_rate).
+    let o = session(Fault::None, (0.0, 0.0), 3.0, d, |_| {});
     let r = &o.report;
     assert!(
         r.recorder.error.is_some(),
@@ -383,7 +384,7 @@ fn recorder_disk_failure_keeps_what_was_written_and_the_session_goes_on() {
 #[test]
 fn stalled_render_thread_costs_snapshots_not_rate_or_force() {
     let _s = serial();
-    let o = session(Fault::None, (0.0, 0.0), 2.0, disk(), |running| {
+    let o = session(Fault::None, (0.0, 0.0), 3.0, disk(), |running| {
         // The render thread takes snapshots for 0.5 s, then hangs for 1 s holding one.
         let t0 = std::time::Instant::now();
         let mut seen = 0u64;

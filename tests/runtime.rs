@@ -13,7 +13,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 #[test]
-fn pacer_holds_1_khz_over_two_seconds() {
+fn pacer_holds_1_khz_over_three_seconds() {
     let _serial = serial();
     // The haptic loop's pacer: 1 ms, up to 3 ms of lag made up.
     let mut p = Pacer::catching_up(
@@ -22,7 +22,7 @@ fn pacer_holds_1_khz_over_two_seconds() {
     );
     let start = Instant::now();
     let mut work = Duration::ZERO;
-    for _ in 0..2000 {
+    for _ in 0..3000 {
         let t = p.tick(work);
         // ~50 µs of work per tick, as a haptic tick might do.
         while t.elapsed() < Duration::from_micros(50) {
@@ -36,7 +36,7 @@ fn pacer_holds_1_khz_over_two_seconds() {
         "pacer: {} periods, {:.1} Hz (wall {:.3} s), p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs, {} overruns, compute {:.0}/{:.0} µs",
         s.ticks, s.rate, wall, s.p50, s.p99, s.max, s.overruns, s.compute_mean, s.compute_max
     );
-    assert_eq!(s.ticks, 1999);
+    assert_eq!(s.ticks, 2999);
     assert!(s.rate >= 990.0, "achieved {} Hz", s.rate);
     assert!(s.compute_mean >= 50.0);
 }
@@ -82,7 +82,7 @@ mod haptic {
     fn haptic_loop_renders_clamped_force_and_fades_it_when_physics_stalls() {
         let _serial = super::serial();
         // Device held at the origin; the "physics" holds the tool 1 cm away and publishes at
-        // 1 kHz for 1 s, then stalls. k = m (2π 30 Hz)² = 711 N/m → 7.1 N, clamped to 3 N.
+        // 1 kHz for 2.5 s (the loop's rate is asserted over 3 s), then stalls. k = m (2π 30 Hz)² = 711 N/m → 7.1 N, clamped to 3 N.
         let script = "0, 0, 0, 0, 0, 0, 0, 0\n10, 0, 0, 0, 0, 0, 0, 0\n";
         let (rec_tx, mut rec_rx) = HeapRb::<(f64, f64)>::new(10_000).split();
         let device = Recorder {
@@ -120,7 +120,7 @@ mod haptic {
         // Paced as the physics loop is (missed ticks made up, up to 20 ms).
         let mut pacer =
             Pacer::catching_up(Duration::from_millis(1), suture::runtime::physics::MAX_LAG);
-        let stall_at = 1.0;
+        let stall_at = 2.5;
         let mut targets = 0usize;
         loop {
             let t = (pacer.tick(Duration::ZERO) - start).as_secs_f64();
@@ -137,7 +137,7 @@ mod haptic {
                     coupled: true,
                 });
             }
-            if t > 1.5 {
+            if t > stall_at + 0.5 {
                 break;
             }
         }
@@ -149,13 +149,13 @@ mod haptic {
         // stalls this test's physics stand-in past the 5 ms deadline on its own).
         let window: Vec<&(f64, f64)> = forces
             .iter()
-            .filter(|(t, _)| *t > 0.2 && *t < 0.95)
+            .filter(|(t, _)| *t > 0.2 && *t < stall_at - 0.05)
             .collect();
         let at_limit = window
             .iter()
             .filter(|(_, f)| (f - 3.0).abs() < 1e-9)
             .count();
-        let held = at_limit as f64 >= 0.98 * window.len() as f64 && window.len() > 700;
+        let held = at_limit as f64 >= 0.98 * window.len() as f64 && window.len() > 2000;
         // Zero within 5 ms deadline + 10 ms fade of the last publication (plus 2 ms for the
         // two threads' scheduling).
         let last_pub = stall_at;
@@ -250,9 +250,12 @@ damping_ratio = 1.0
         let script = "0.0, 0, 0, 0, 0, 0, 0, 0\n0.2, 0, 0, 0, 0, 0, 0, 0\n1.2, -0.004, 0.02, 0, 0, 0, 0, 0\n";
         let device = ScriptedDevice::parse("lift.csv", script).unwrap();
         let mut running = run::start(setup(LIFT_SCENE, Box::new(device))).unwrap();
-        // Take snapshots as a viewer would (the pool has 4 buffers).
+        // Take snapshots as a viewer would (the pool has 4 buffers). The run lasts 3 s, as
+        // every run whose rate is asserted: the shared CI machine at times freezes both loops
+        // at once for up to 26 ms (CI, 2026-11-24: 1580 ticks in 1.6 s), and 1 % of 3 s is
+        // 30 ms.
         let mut snap_tool = None;
-        for _ in 0..16 {
+        for _ in 0..30 {
             std::thread::sleep(Duration::from_millis(100));
             snap_tool = running.snapshots.latest().and_then(|s| s.tool().copied());
         }
@@ -434,7 +437,8 @@ frequency = 5.0
             to: 1.1,
         };
         let running = run::start(setup(LIFT_SCENE, Box::new(device))).unwrap();
-        std::thread::sleep(Duration::from_millis(1800));
+        // 3 s: the physics rate is asserted over 3 s.
+        std::thread::sleep(Duration::from_millis(3000));
         let r = running.stop().unwrap();
         println!("failing device:\n{r}");
         // ~300 failed polls (one per tick in the 0.3 s fault), each reported.

@@ -636,10 +636,11 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
         realtime: true,
     })
     .unwrap();
-    std::thread::sleep(Duration::from_millis(1600));
+    // 3 s: rates are asserted over 3 s (a whole-machine freeze of up to 26 ms is seen on CI).
+    std::thread::sleep(Duration::from_millis(3000));
     let report = running.stop().unwrap();
     println!("{report}\nrecorder: {:?}", report.recorder);
-    // One haptic loop per hand, each at 1 kHz over the 1.6 s.
+    // One haptic loop per hand, each at 1 kHz over the 3 s.
     let hands: Vec<Hand> = report.hands.iter().map(|h| h.hand).collect();
     assert_eq!(hands, [Hand::Right, Hand::Left]);
     for h in &report.hands {
@@ -810,7 +811,10 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     let v = suture::session::replay::verify(&part, sc.world.clone(), |_| {}).unwrap();
     assert_eq!((v.divergence, v.end_matched), (None, None));
     assert_eq!(v.steps as usize, part.steps.len());
-    assert_eq!(v.digests, v.steps / 100);
+    // Every digest that survived the cut was checked: one per 100 steps, less the last one
+    // when the cut falls between a step and the digest written after it.
+    assert_eq!(v.digests as usize, part.digests.len());
+    assert!(v.digests + 1 >= v.steps / 100, "{} digests", v.digests);
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_dir_all(&dir);
 }
