@@ -154,116 +154,205 @@ impl Plan {
     }
 }
 
-/// The two hands' plans (right, left) for `knot` on the scene's placed stitch.
-pub fn plans(sc: &Scene, knot: Knot) -> (Plan, Plan) {
-    let set = sc
-        .world
-        .suturing
-        .as_ref()
-        .and_then(|su| su.instruments.as_ref())
-        .expect("an instrument scene");
+/// How much farther than the strand's length the left hand draws the long end [m] (its
+/// coupling spring takes it up: the long end is held taut).
+const SLACK: f64 = 0.002;
+
+/// How far short of the tail the driver's tip waits while the long end is wrapped [m] (the
+/// scene aims it so).
+const TIP_SHORT: f64 = 0.0025;
+
+/// The right driver's pose that points its jaws along `d` at the suture point `g`, the tip
+/// `short` [m] before it, the jaws opening across the strand's tangent `t` (so the strand
+/// crosses the plane of the open jaws): (hinge [m], orientation).
+pub fn aim(g: Vec3, t: Vec3, d: Vec3, jaw_length: f64, short: f64) -> (Vec3, Quat) {
+    let z = d.normalize();
+    let o = t.cross(&z);
+    let x = (o - z * o.dot(&z)).normalize();
+    let y = z.cross(&x);
+    let q = suture::math::rotation_from_matrix(&suture::math::Mat3::from_columns(&[x, y, z]));
+    (g - z * (jaw_length + short), q)
+}
+
+/// The plan's eyes: the scene stepped through the plans made so far, as the live loop steps
+/// it (`World::step`), to see where the strand is before the next move is planned.
+pub struct Eye {
+    world: World,
+    tools: Vec<suture::sim::Tool>,
+}
+
+impl Eye {
+    /// Eyes on the scene at t = 0.
+    pub fn new(sc: &Scene) -> Self {
+        let world = sc.world.clone();
+        let tools = start_tools(sc, &world);
+        Eye { world, tools }
+    }
+
+    /// The world at `t` [s] (a step short of it: the keys after `t` are not planned yet),
+    /// stepped through `right` and `left`.
+    pub fn look(&mut self, sc: &Scene, right: &Plan, left: &Plan, t: f64) -> &World {
+        let _ = sc;
+        let h = self.world.dt().expect("a dynamic scene");
+        while self.world.time + h < t - 1e-3 + 1e-9 {
+            let tn = self.world.time + h;
+            let targets = [Some(right.target(tn)), Some(left.target(tn))];
+            self.world.step(&mut self.tools, &targets, h);
+        }
+        &self.world
+    }
+}
+
+/// Where the right driver must move [m] so that the tail (the free end's first 15 mm) crosses
+/// its jaws' axis `at` [m] from the hinge: the tail's node nearest the axis ahead of the
+/// jaws, brought onto it. None if no tail node lies ahead of the hinge.
+pub fn tail_offset(world: &World, at: f64) -> Option<Vec3> {
+    let set = world.suturing.as_ref()?.instruments.as_deref()?;
+    let jr = &set.list[0];
+    let inv = jr.rotation.inverse();
+    let x = world.rods[0].positions();
+    let seg = (x[1] - x[0]).norm();
+    let n = ((0.015 / seg).ceil() as usize).min(x.len());
+    let b = x[..n]
+        .iter()
+        .map(|q| inv * (q - jr.position))
+        .filter(|b| b.z > 0.0)
+        .min_by(|a, b| a.xy().norm().total_cmp(&b.xy().norm()))?;
+    Some(jr.rotation * Vec3::new(b.x, b.y, b.z - at))
+}
+
+/// Arc length [m] of the suture from the node nearest `p` to its needle end.
+fn length_from(x: &[Vec3], p: &Vec3) -> f64 {
+    let k = (0..x.len())
+        .min_by(|&i, &j| (x[i] - p).norm().total_cmp(&(x[j] - p).norm()))
+        .unwrap_or(0);
+    x[k..].windows(2).map(|w| (w[1] - w[0]).norm()).sum()
+}
+
+/// The two hands' plans (right, left) for `knot` on the scene's placed stitch: the left hand
+/// wraps the long end around the right driver's closed jaws, the driver takes the tail tip
+/// first and backs out, and the hands cross and pull the throw down.
+pub fn plans(sc: &Scene, knot: Knot, eye: &mut Eye) -> (Plan, Plan) {
+    let su = sc.world.suturing.as_ref().expect("a suturing scene");
+    let set = su.instruments.as_ref().expect("an instrument scene");
     let (r0, l0) = (&set.list[0], &set.list[1]);
     let (qr, ql) = (r0.rotation, l0.rotation);
+    let jaw = r0.spec.jaw_length;
+    // The left hand moves the needle's swage (where the long end starts): its hinge for a
+    // swage position, the needle held rigidly at the scene's pose.
+    let swage_off = ql.inverse() * (su.needle.swage() - l0.position);
+    let lhinge = |s: Vec3| s - ql * swage_off;
+    let x0 = sc.world.rods[0].positions();
+    let exit = Vec3::new(-0.008, 0.0, 0.0);
+    let long = length_from(x0, &exit);
     let mut right = Plan::default();
     let mut left = Plan::default();
-    // The jaws' centre over the wound, where the wraps go [m].
-    let half = 0.5 * r0.spec.jaw_length;
-    // The driver's hinge for a jaw centre c (jaws along +z).
-    let hinge = |c: Vec3| c - Vec3::new(0.0, 0.0, half);
-    // The left hand's needle grip relative to its hinge (the helix moves the grip).
-    let grip_off = l0.rotation.inverse()
-        * (sc.world.suturing.as_ref().unwrap().needle.grip_position - l0.position);
-    let lhinge = |g: Vec3| g - ql * grip_off;
     right.at(0.0, r0.position, qr);
     left.at(0.0, l0.position, ql);
-    let mut t = 0.0;
     let throws: Vec<(f64, u32)> = match knot {
         Knot::Square => vec![(1.0, 1), (-1.0, 1)],
         Knot::Granny => vec![(1.0, 1), (1.0, 1)],
         Knot::Surgeons => vec![(1.0, 2), (-1.0, 1)],
     };
-    for (n, &(sense, wraps)) in throws.iter().enumerate() {
-        // The side the tail is on: left before the first throw, then alternating (the hands
-        // cross at every throw).
-        let tail_side = if n % 2 == 0 { -1.0 } else { 1.0 };
-        let exit = Vec3::new(-tail_side * 0.008, 0.0, 0.0);
-        // 1. The left hand holds the long end up and nearly taut; the driver comes beside
-        // the strand, 2.5 cm over the wound, its jaws across it.
+    let mut t = 0.0;
+    let mut swage = su.needle.swage();
+    // The tail is taken 5 mm from its end, where it lies now; the driver comes at it along
+    // the scene's jaw direction.
+    let g_node = (0.005 / (x0[1] - x0[0]).norm()).round() as usize;
+    let (mut hinge, q) = aim(
+        x0[g_node],
+        x0[g_node + 1] - x0[g_node - 1],
+        qr * Vec3::z(),
+        jaw,
+        TIP_SHORT,
+    );
+    for (n, &(sense, wraps)) in throws.iter().take(1).enumerate() {
+        let d = q * Vec3::z();
+        // 1. The wraps go on the jaws 7 mm from the hinge: the left hand carries the swage
+        // round the jaws' axis in the plane across it, the long end just taut.
+        let w = hinge + d * 0.007;
+        let e = exit - w;
+        let e1 = (e - d * e.dot(&d)).normalize();
+        let e2 = d.cross(&e1);
+        let rho0 = long - e.norm() + SLACK;
+        eprintln!(
+            "throw {n}: long end {:.1} mm, exit to wraps {:.1} mm, orbit radius {:.1} mm",
+            long * 1e3,
+            e.norm() * 1e3,
+            rho0 * 1e3
+        );
+        let rel = swage - w;
+        let th0 = (rel.dot(&e2)).atan2(rel.dot(&e1));
+        let on = |th: f64, rho: f64| w + (e1 * th.cos() + e2 * th.sin()) * rho;
         t += 1.0;
-        // The strand where the scene laid it (first throw) or where the last throw's pull
-        // left it: the point of the long end 18 mm over the skin.
-        let x0 = sc.world.rods[0].positions();
-        let s_pt = if n == 0 {
-            let k = x0.iter().rposition(|p| p.y < 0.018).expect("a long end");
-            x0[k] + (x0[k + 1] - x0[k]) * ((0.018 - x0[k].y) / (x0[k + 1] - x0[k]).y)
-        } else {
-            exit + Vec3::new(-tail_side * 0.004, 0.018, 0.0)
-        };
-        let hand = if n == 0 {
-            sc.world.suturing.as_ref().unwrap().needle.grip_position
-        } else {
-            exit + Vec3::new(-tail_side * 0.004, 0.045, 0.0)
-        };
-        left.at(t, lhinge(hand), ql);
-        let orbit = 0.004;
-        let jaw_at = |a: f64, f: f64| {
-            s_pt + Vec3::new(orbit * a.cos(), orbit * a.sin(), 0.0)
-                - Vec3::new(0.0, 0.0, (0.3 + 0.25 * f) * r0.spec.jaw_length)
-        };
-        let a0 = if tail_side < 0.0 { PI } else { 0.0 };
-        right.at(t, jaw_at(a0, 0.0), qr);
-        // 2. The driver's jaws orbit the strand `wraps` times in `sense`, backing along their
-        // axis so the wraps lie side by side; the left hand comes down by the length a wrap
-        // takes (1 cm) so the strand stays just taut.
-        let turn = 2.0;
-        let steps = 24 * wraps as usize;
-        for k in 1..=steps {
-            let f = k as f64 / steps as f64;
-            let a = a0 + sense * 2.0 * PI * wraps as f64 * f;
-            let tk = t + turn * wraps as f64 * f;
-            right.at(tk, jaw_at(a, f * wraps as f64), qr);
+        left.at(t, lhinge(on(th0, rho0)), ql);
+        right.at(t, hinge, q);
+        // The strand catches on the jaws when the swage passes the side away from the exit
+        // (θ = π); from there `wraps` turns, and a quarter more so the long end crosses its
+        // own leg from the exit.
+        let to_hook = (sense * (PI - th0)).rem_euclid(2.0 * PI);
+        let sweep = to_hook + 2.0 * PI * wraps as f64 + 0.5 * PI;
+        let per_wrap = 2.0 * PI * (r0.spec.jaw_radius + 0.00012);
+        let rho = |a: f64| rho0 - per_wrap * ((a - to_hook) / (2.0 * PI)).max(0.0);
+        let turn = 1.5;
+        let dur = turn * sweep / (2.0 * PI);
+        let k_n = (36.0 * sweep / (2.0 * PI)).ceil() as usize;
+        for k in 1..=k_n {
+            let a = sweep * k as f64 / k_n as f64;
             left.at(
-                tk,
-                lhinge(hand - Vec3::new(0.0, 0.006 * wraps as f64 * f, 0.0)),
+                t + dur * k as f64 / k_n as f64,
+                lhinge(on(th0 + sense * a, rho(a))),
                 ql,
             );
         }
-        t += turn * wraps as f64;
-        let lend = left.pose(t).0;
-        let from = right.pose(t).0;
-        // 3. The driver opens and goes to the tail near its end; the left hand moves with it
-        // (the wraps keep their shape).
-        right.press(t);
-        let tail = Vec3::new(tail_side * 0.021, 0.0004, 0.0);
-        let to = hinge(tail) + Vec3::new(0.0, 0.0, -0.004);
-        t += 1.5;
-        right.at(t, to, qr);
-        left.at(t, lend + (to - from), ql);
+        t += dur;
+        swage = on(th0 + sense * sweep, rho(sweep));
+        t += 0.3;
+        left.at(t, lhinge(swage), ql);
+        right.at(t, hinge, q);
+        // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
+        // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
+        // 2.5 mm inside the tip, and closes on it. The long end goes along.
         right.press(t);
         t += 0.3;
-        right.at(t, to, qr);
-        let lnow = left.pose(t).0;
-        left.at(t, lnow, ql);
-        // Back out along the jaws: the wraps slide off the tip over the tail.
+        right.at(t, hinge, q);
+        left.at(t, lhinge(swage), ql);
+        for _ in 0..2 {
+            let world = eye.look(sc, &right, &left, t);
+            let Some(go) = tail_offset(world, jaw - 0.0025) else {
+                eprintln!("{t:.2} s: the tail is not ahead of the jaws");
+                break;
+            };
+            t += 0.4;
+            hinge += go;
+            swage += go;
+            right.at(t, hinge, q);
+            left.at(t, lhinge(swage), ql);
+        }
+        right.press(t);
+        t += 0.3;
+        right.at(t, hinge, q);
+        left.at(t, lhinge(swage), ql);
+        // 3. The driver backs out along its jaws, drawing the tail through the wraps, which
+        // the long end holds back so they slide off the tip onto it.
         t += 1.5;
-        right.at(t, to + Vec3::new(0.0, 0.004, -0.020), qr);
-        left.at(t, lnow, ql);
-        // 4. The hands cross and pull the throw down flat onto the wound.
+        right.at(t, hinge - d * 0.022, q);
+        left.at(t, lhinge(swage + d * 0.008), ql);
+        // 4. The hands cross: the tail to the far side of the wound, the long end to its
+        // near side, and pull the throw down flat.
+        let side = if n % 2 == 0 { -1.0 } else { 1.0 };
         t += 1.5;
-        right.at(t, hinge(Vec3::new(-tail_side * 0.030, 0.004, 0.0)), qr);
-        left.at(t, lhinge(Vec3::new(tail_side * 0.035, 0.006, 0.0)), ql);
+        right.at(t, Vec3::new(side * 0.030, 0.012, -0.01) - d * jaw, q);
+        left.at(t, lhinge(Vec3::new(-side * 0.030, 0.006, 0.0)), ql);
         t += 1.0;
-        right.at(t, hinge(Vec3::new(-tail_side * 0.034, 0.002, 0.0)), qr);
-        left.at(t, lhinge(Vec3::new(tail_side * 0.040, 0.004, 0.0)), ql);
-        // 5. Let go of the tail.
-        right.press(t);
-        t += 0.3;
-        right.at(t, hinge(Vec3::new(-tail_side * 0.034, 0.008, 0.0)), qr);
-        left.at(t, lhinge(Vec3::new(tail_side * 0.040, 0.004, 0.0)), ql);
+        right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
+        left.at(t, lhinge(Vec3::new(-side * 0.034, 0.004, 0.0)), ql);
+        t += 0.5;
+        right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
+        left.at(t, lhinge(Vec3::new(-side * 0.034, 0.004, 0.0)), ql);
+        swage = Vec3::new(-side * 0.034, 0.004, 0.0);
+        hinge = Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw;
     }
-    t += 0.5;
-    right.at(t, right.pose(t).0, qr);
-    left.at(t, left.pose(t).0, ql);
     right.finish();
     left.finish();
     (right, left)
@@ -342,113 +431,16 @@ pub fn wraps_and_jaw_distance(world: &World) -> (f64, f64) {
     (wind / (2.0 * PI), dmin)
 }
 
-/// The long end's point `height` [m] over the skin, as the suture lies now (from the needle
-/// end down: the first node under that height and the one above it).
-pub fn strand_at(world: &World, height: f64) -> Option<Vec3> {
-    let x = world.rods[0].positions();
-    let k = x.iter().rposition(|p| p.y < height)?;
-    let (a, b) = (x[k], *x.get(k + 1)?);
-    Some(a + (b - a) * ((height - a.y) / (b.y - a.y)))
-}
-
-/// An experiment (`-- --orbit [--reverse]`): does the driver's orbit, aimed at the strand
-/// where it is at every step, wrap the long end on the jaws? Prints the winding number.
-/// Found: no. The jaws reach the strand (0.9 mm at 1.5 s) but push it ahead of them, and the
-/// orbit's centre, following the strand, runs after it (18 → 48 mm in 0.25 s) until the
-/// strand is pulled to 75 N and the solve diverges. The left hand must keep the strand
-/// under tension for the jaws to wrap it.
-fn orbit_experiment(sc: &Scene, sense: f64) {
-    let mut world = sc.world.clone();
-    let h = world.dt().unwrap();
-    let set = world
-        .suturing
-        .as_ref()
-        .unwrap()
-        .instruments
-        .as_ref()
-        .unwrap();
-    let (r0, qr, l0, ql) = (
-        set.list[0].position,
-        set.list[0].rotation,
-        set.list[1].position,
-        set.list[1].rotation,
-    );
-    let jaw = set.list[0].spec.jaw_length;
-    let mut tools = start_tools(sc, &world);
-    let orbit = 0.004;
-    let mut prev = r0;
-    for step in 0..4000 {
-        let t = world.time + h;
-        let s_now = strand_at(&world, 0.018).unwrap_or(r0);
-        let hinge_for = |c: Vec3, f: f64| c - Vec3::new(0.0, 0.0, (0.3 + 0.25 * f) * jaw);
-        let p = if t < 1.0 {
-            let start = hinge_for(s_now - Vec3::new(orbit, 0.0, 0.0), 0.0);
-            r0 + (start - r0) * t
-        } else {
-            let f = ((t - 1.0) / 2.0).min(1.0);
-            let a = std::f64::consts::PI + sense * 2.0 * PI * f;
-            hinge_for(s_now + Vec3::new(orbit * a.cos(), orbit * a.sin(), 0.0), f)
-        };
-        let v = (p - prev) / h;
-        prev = p;
-        let lp = l0 + Vec3::new(0.0, -0.006 * ((t - 1.0) / 2.0).clamp(0.0, 1.0), 0.0);
-        let targets = [
-            Some(ToolTarget {
-                t,
-                position: p,
-                rotation: qr,
-                velocity: v,
-                angular_velocity: Vec3::zeros(),
-                buttons: 0,
-                hand_force: Vec3::zeros(),
-            }),
-            Some(ToolTarget {
-                t,
-                position: lp,
-                rotation: ql,
-                velocity: Vec3::zeros(),
-                angular_velocity: Vec3::zeros(),
-                buttons: 0,
-                hand_force: Vec3::zeros(),
-            }),
-        ];
-        let out = world.step(&mut tools, &targets, h);
-        if (step + 1) % 250 == 0 {
-            let (wraps, jawdist) = wraps_and_jaw_distance(&world);
-            println!(
-                "{:.2} s: wraps {:+.2} jawdist {:.2} mm strand {:?} tension {:.2} N err {:?}",
-                out.time,
-                wraps,
-                jawdist * 1e3,
-                (s_now * 1e3).map(|c| c.round()).as_slice(),
-                out.tension,
-                out.error.is_some()
-            );
-        }
-    }
-}
-
 #[allow(dead_code)]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--orbit") {
-        orbit_experiment(
-            &scene(),
-            if args.iter().any(|a| a == "--reverse") {
-                -1.0
-            } else {
-                1.0
-            },
-        );
-        return;
-    }
     let knot = match args.get(1).map(String::as_str) {
         Some("granny") => Knot::Granny,
         Some("surgeons") => Knot::Surgeons,
         _ => Knot::Square,
     };
     let sc = scene();
-    let plans = plans(&sc, knot);
+    let plans = plans(&sc, knot, &mut Eye::new(&sc));
     if args.iter().any(|a| a == "--run") {
         let mut world = sc.world.clone();
         let mut seen = 0;
@@ -464,8 +456,35 @@ fn main() {
             seen = out.events;
             let step = (out.time * 1e3).round() as u64;
             let x = w.rods[0].positions();
-            if step.is_multiple_of(250) {
+            if step.is_multiple_of(100) {
                 let id = suture::topology::identify_open(x);
+                if args.iter().any(|a| a == "--near") {
+                    let set = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
+                    let jr = &set.list[0];
+                    let inv = jr.rotation.inverse();
+                    let near: Vec<String> = x
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, q)| {
+                            let b = inv * (q - jr.position);
+                            let r = (b.x * b.x + b.y * b.y).sqrt();
+                            (i < 22 || (r < 0.004 && b.z > -0.004 && b.z < 0.016)).then(|| {
+                                format!(
+                                    "{i}:z{:.1}x{:.1}y{:.1}",
+                                    b.z * 1e3,
+                                    b.x * 1e3,
+                                    b.y * 1e3,
+                                )
+                            })
+                        })
+                        .collect();
+                    let sw = w.suturing.as_ref().unwrap().needle.swage();
+                    println!(
+                        "  swage {:?} near {}",
+                        (sw * 1e3).map(|c| c.round()).as_slice(),
+                        near.join(" ")
+                    );
+                }
                 let (wraps, jawdist) = wraps_and_jaw_distance(w);
                 print!("wraps {wraps:+.2} jawdist {:.2} mm ", jawdist * 1e3);
                 let set = w.suturing.as_ref().unwrap().instruments.as_ref().unwrap();
