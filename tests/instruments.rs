@@ -11,7 +11,7 @@ use suture::sim::tool::Hand;
 use suture::sim::{Tool, ToolTarget, World};
 
 fn scene() -> Scene {
-    let path = "scenes/instrument_tie.toml";
+    let path = "tests/fixtures/instrument_grasp.toml";
     let text = std::fs::read_to_string(path).expect("scene");
     scene::parse(path, &text, Overrides::default()).expect("valid scene")
 }
