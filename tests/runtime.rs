@@ -114,7 +114,8 @@ mod haptic {
                 tool: 0,
             },
             stop.clone(),
-            false,
+            // As `suture run` does (SCHED_FIFO where permitted): its rate is asserted.
+            true,
         );
         // The physics stand-in, on this thread. Drain the targets as the physics would.
         // Paced as the physics loop is (missed ticks made up, up to 20 ms).
@@ -145,8 +146,7 @@ mod haptic {
         let report = h.join().expect("haptic thread");
         let forces: Vec<(f64, f64)> = std::iter::from_fn(|| rec_rx.try_pop()).collect();
         let peak = forces.iter().map(|f| f.1).fold(0.0, f64::max);
-        // The clamped 3 N is held while physics runs (a tick or two may fade if the shared VM
-        // stalls this test's physics stand-in past the 5 ms deadline on its own).
+        // The clamped 3 N is held while physics runs.
         let window: Vec<&(f64, f64)> = forces
             .iter()
             .filter(|(t, _)| *t > 0.2 && *t < stall_at - 0.05)
@@ -155,7 +155,12 @@ mod haptic {
             .iter()
             .filter(|(_, f)| (f - 3.0).abs() < 1e-9)
             .count();
-        let held = at_limit as f64 >= 0.98 * window.len() as f64 && window.len() > 2000;
+        // Every tick holds it, except those the watchdog faded because this test's physics
+        // stand-in (not real-time) itself stalled past the deadline: each such stall costs
+        // under 100 ticks (the 5 ms deadline, the fade, the ramp back; measured 49), as in
+        // tests/faults.rs. The deliberate stall at `stall_at` is outside the window.
+        let own_stalls = report.stalls.saturating_sub(1) as usize;
+        let held = window.len() - at_limit <= 100 * own_stalls && window.len() > 2000;
         // Zero within 5 ms deadline + 10 ms fade of the last publication (plus 2 ms for the
         // two threads' scheduling).
         let last_pub = stall_at;
@@ -173,7 +178,7 @@ mod haptic {
         assert!(peak <= 3.0 + 1e-12, "peak {peak}");
         assert!(
             held,
-            "the clamped 3 N was not held while physics ran: {at_limit} of {} ticks",
+            "the clamped 3 N was not held while physics ran: {at_limit} of {} ticks, {own_stalls} stalls of the stand-in",
             window.len()
         );
         assert!(
