@@ -473,8 +473,9 @@ fn run_headless_prints_its_loop_stats() {
             "run",
             "scenes/suturing.toml",
             "--headless",
+            // 3 s: rates are asserted over 3 s.
             "--duration",
-            "2",
+            "3",
         ])
         .arg(format!("--device=scripted:{}", script.display()))
         .output()
