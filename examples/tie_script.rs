@@ -195,8 +195,7 @@ impl Eye {
 
     /// The world at `t` [s] (a step short of it: the keys after `t` are not planned yet),
     /// stepped through `right` and `left`.
-    pub fn look(&mut self, sc: &Scene, right: &Plan, left: &Plan, t: f64) -> &World {
-        let _ = sc;
+    pub fn look(&mut self, right: &Plan, left: &Plan, t: f64) -> &World {
         let h = self.world.dt().expect("a dynamic scene");
         while self.world.time + h < t - 1e-3 + 1e-9 {
             let tn = self.world.time + h;
@@ -289,7 +288,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             t += 0.5;
             right.at(t, hinge + Vec3::new(0.0, 0.015, 0.0), q);
             left.at(t, lhinge(swage), ql);
-            let x = eye.look(sc, &right, &left, t).rods[0].positions();
+            let x = eye.look(&right, &left, t).rods[0].positions();
             let d0 = qr * Vec3::z();
             let dn = if n % 2 == 0 {
                 d0
@@ -361,7 +360,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         right.at(t, hinge, q);
         left.at(t, lhinge(swage), ql);
         for _ in 0..2 {
-            let world = eye.look(sc, &right, &left, t);
+            let world = eye.look(&right, &left, t);
             let Some(go) = tail_offset(world, jaw - 0.0025) else {
                 eprintln!("{t:.2} s: the tail is not ahead of the jaws");
                 break;
