@@ -1,9 +1,12 @@
 //! L3: recordings and exports: the recording format (format), the recorder thread
-//! (recorder), replay verification (replay) and the trajectory `.npz` of `suture simulate`.
+//! (recorder), replay verification (replay), the rods' frames of a re-simulated recording
+//! (frames), assessment (assess, report), export (export) and the `.npz`
+//! writer (npz).
 
 pub mod assess;
 pub mod export;
 pub mod format;
+pub mod frames;
 pub mod npz;
 pub mod recorder;
 pub mod replay;
