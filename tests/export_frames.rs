@@ -1,8 +1,9 @@
 //! Issue #22: `suture export --npz` writes the suture's centreline frames of the re-simulated
-//! session (`suture` [T, nodes, 3], `suture_time` [T]). The reference is this test's own
-//! offline run: the recording's scene stepped with `World::step` on the recorded targets.
+//! session (`suture` [T, nodes, 3], `suture_time` [T]), and `suture assess` names the knot of a
+//! session that ties none "not a knot". The reference is this test's own offline run: the
+//! recording's scene stepped with `World::step` on the recorded targets.
 //!
-//! About 10 s in release (a 2.5 s live session, its exports and this replay):
+//! About 10 s in release (a 2.5 s live session, its export, assessment and this replay):
 //! `cargo test --release --test export_frames -- --nocapture`.
 
 use std::path::{Path, PathBuf};
@@ -87,7 +88,7 @@ fn same_bits(a: &Array, b: &Array) -> bool {
 }
 
 #[test]
-fn export_writes_the_sutures_frames_bit_for_bit() {
+fn export_writes_the_sutures_frames_bit_for_bit_and_assess_finds_no_knot() {
     let file = tmp("stitch.surec");
     let rec = record(&file);
     let steps = rec.steps.len();
@@ -195,5 +196,60 @@ fn export_writes_the_sutures_frames_bit_for_bit() {
     assert!(err.contains("no .npz is written"), "{err}");
     assert!(!never.exists());
 
+    // The session ties no knot: `suture assess` says so, with no throw and no tying phase.
+    let report = tmp("report");
+    let (code, out, _) = run(
+        &["assess"],
+        &[&file, Path::new(&format!("--out={}", report.display()))],
+    );
+    assert_eq!(code, Some(0));
+    assert!(out.contains("knot not a knot"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("stitch.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["knot"], "not a knot");
+    assert_eq!(json["knot_throws"].as_array().unwrap().len(), 0);
+    assert!(json["knot_gap_mm"].is_null());
+    assert!(
+        json["knot_analysis"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("re-simulated {steps} steps bit for bit")),
+        "{}",
+        json["knot_analysis"]
+    );
+    let phases: Vec<&str> = json["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    assert!(!phases.contains(&"tying"), "{phases:?}");
+    let html = std::fs::read_to_string(report.join("stitch.html")).unwrap();
+    assert!(
+        html.contains("<tr><th>knot</th><td>not a knot</td></tr>"),
+        "{html}"
+    );
+    // The altered recording: the knot is not analysed (its replay diverges), said so, and the
+    // other metrics stand.
+    let (code, out, err) = run(
+        &["assess"],
+        &[&bad, Path::new(&format!("--out={}", report.display()))],
+    );
+    assert_eq!(code, Some(0));
+    assert!(err.contains("warning: the knot is not analysed"), "{err}");
+    assert!(out.contains("knot not analysed"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("altered.json")).unwrap())
+            .unwrap();
+    assert!(json["knot"].is_null());
+    assert!(
+        json["knot_analysis"]
+            .as_str()
+            .unwrap()
+            .contains("replay diverges at step 700"),
+        "{}",
+        json["knot_analysis"]
+    );
     let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
