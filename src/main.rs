@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod cli;
-use cli::{DeviceArg, parse_devices, parse_seconds, parse_speed, parse_time};
+use cli::{DeviceArg, parse_devices, parse_frame_interval, parse_seconds, parse_speed, parse_time};
 use suture::scene::ModelName;
 
 #[derive(Parser)]
@@ -116,7 +116,9 @@ enum Command {
         #[arg(long, default_value = "assessment")]
         out: String,
     },
-    /// Export a recording's series: CSV files (steps, samples, events) and/or a NumPy .npz.
+    /// Export a recording's series: CSV files (steps, samples, events) and/or a NumPy .npz,
+    /// which also holds the suture's centreline frames (`suture` [T, nodes, 3], `suture_time`
+    /// [T]) from re-simulating the session bit for bit (exit 1, no .npz, if it diverges).
     Export {
         /// The recording (.surec).
         file: String,
@@ -126,6 +128,13 @@ enum Command {
         /// The .npz file.
         #[arg(long)]
         npz: Option<String>,
+        /// Simulated time between two frames of the rods in the .npz [s], rounded to whole
+        /// physics steps.
+        #[arg(long, value_name = "S", default_value_t = 0.01, value_parser = parse_frame_interval, requires = "npz")]
+        frames_every: f64,
+        /// Leave the rods' frames out of the .npz (no re-simulation).
+        #[arg(long, requires = "npz", conflicts_with = "frames_every")]
+        no_frames: bool,
     },
     /// List the HID devices present and the profile (devices/*.toml) that matches each.
     Devices {
@@ -219,9 +228,19 @@ fn main() -> ExitCode {
             shot_at,
         }),
         Command::Assess { files, out } => cli::assess::assess(&files, &out),
-        Command::Export { file, csv, npz } => {
-            cli::export::export(&file, csv.as_deref(), npz.as_deref())
-        }
+        Command::Export {
+            file,
+            csv,
+            npz,
+            frames_every,
+            no_frames,
+        } => cli::export::export(cli::export::ExportArgs {
+            file: &file,
+            csv: csv.as_deref(),
+            npz: npz.as_deref(),
+            frames_every,
+            no_frames,
+        }),
         Command::Simulate {
             scene,
             out,

@@ -6,6 +6,7 @@ use std::process::Command;
 use suture::math::{Quat, Vec3};
 use suture::session::assess::{self, Metrics};
 use suture::session::format::{EventRecord, Header, Recording, StepRecord};
+use suture::session::knot::{KnotReport, ThrowReport};
 use suture::sim::ToolTarget;
 use suture::sim::suturing::{Event, EventKind};
 use suture::tissue::Face;
@@ -171,8 +172,14 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
     assert!((m.mean_tissue_force - (2.5 + 99.0) / 100.0).abs() < 1e-12);
     assert_eq!(m.max_tension, 1.5);
     assert_eq!(m.p95_tension, 0.1);
+    // Not re-simulated, so no knot is known: the time after the last "suture through" is not
+    // called tying.
+    assert_eq!(m.knot, None);
     let names: Vec<_> = m.phases.iter().map(|p| p.0.as_str()).collect();
-    assert_eq!(names, ["approach", "bite", "pull-through", "tying"]);
+    assert_eq!(
+        names,
+        ["approach", "bite", "pull-through", "after pull-through"]
+    );
     let at = |i: usize| (m.phases[i].1, m.phases[i].2);
     for (i, (a, b)) in [(0.0, 40.0), (40.0, 70.0), (70.0, 90.0), (90.0, 150.0)]
         .into_iter()
@@ -197,6 +204,75 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
     );
     // Score: 150 s → −3; 1.9 mm → −9.5; one re-puncture → −10; 2.5 N → −5: 72.5.
     assert!((m.score - 72.5).abs() < 1e-9, "{}", m.score);
+
+    // With a knot whose last throw was first seen at 120 s: tying from the last "suture
+    // through" (90 s) to 120 s, then after the knot; the knot's rows are the report's.
+    let throw = |sense: &str, at: f64, flat: bool| ThrowReport {
+        sense: sense.into(),
+        wraps: 1,
+        at,
+        laid_flat: Some(flat),
+        slope: Some(if flat { 0.3 } else { 0.7 }),
+        post: Some(false),
+        height_mm: Some(1.0),
+    };
+    let knot = KnotReport {
+        name: "square".into(),
+        throws: vec![throw("right", 105.0, true), throw("left", 120.0, false)],
+        complete_at: Some(120.0),
+        gap_under_knot_mm: Some(0.25),
+        looks: 3001,
+        failed_looks: 0,
+        skin: true,
+    };
+    let k = assess::assess_with_knot(&rec, Ok((knot, "synthetic".into())));
+    assert_eq!(k.knot.as_deref(), Some("square"));
+    assert_eq!(k.knot_gap_mm, Some(0.25));
+    assert_eq!(k.knot_complete_at, Some(120.0));
+    assert_eq!(
+        assess::describe_throws(&k.knot_throws),
+        "single right (laid flat); single left (not laid flat)"
+    );
+    let names: Vec<_> = k.phases.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "approach",
+            "bite",
+            "pull-through",
+            "tying",
+            "after the knot"
+        ]
+    );
+    let at = |i: usize| (k.phases[i].1, k.phases[i].2);
+    assert!(
+        (at(3).0 - 90.0).abs() < 1e-9 && at(3).1 == 120.0,
+        "{:?}",
+        k.phases
+    );
+    assert!(
+        at(4).0 == 120.0 && (at(4).1 - 150.0).abs() < 1e-9,
+        "{:?}",
+        k.phases
+    );
+    assert_eq!(k.score, m.score);
+    // Analysed and no knot: no tying phase.
+    let none = KnotReport {
+        name: "not a knot".into(),
+        throws: vec![],
+        complete_at: None,
+        gap_under_knot_mm: None,
+        looks: 3001,
+        failed_looks: 0,
+        skin: true,
+    };
+    let k = assess::assess_with_knot(&rec, Ok((none, "synthetic".into())));
+    assert_eq!(k.knot.as_deref(), Some("not a knot"));
+    let names: Vec<_> = k.phases.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["approach", "bite", "pull-through", "after pull-through"]
+    );
 }
 
 fn bin() -> Command {

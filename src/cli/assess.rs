@@ -1,5 +1,6 @@
 //! `suture assess`: metrics and score per recording (JSON), an HTML report with PNG plots, and
-//! a CSV summary across the files; files are read and assessed in parallel.
+//! a CSV summary across the files; files are read and assessed in parallel. Each session is
+//! re-simulated (bit for bit, as `suture replay --verify`) for its knot (session::knot).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use suture::session::assess::{self, Metrics};
 
-use super::{ReadError, read_salvaged};
+use super::{ReadError, read_salvaged, recorded_scene, warn_other_build};
 
 /// Why one file could not be assessed.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +98,7 @@ fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, AssessError>> 
 /// HTML report.
 fn assess_one(f: &str, out: &str) -> Result<Metrics, AssessError> {
     let rec = read_salvaged(f)?;
-    let m = assess::assess(&rec);
+    let m = assess::assess_with_knot(&rec, knot(f, &rec));
     let stem = Path::new(f)
         .file_stem()
         .map_or("session".into(), |s| s.to_string_lossy().into_owned());
@@ -110,10 +111,44 @@ fn assess_one(f: &str, out: &str) -> Result<Metrics, AssessError> {
     Ok(m)
 }
 
+/// The session's knot: re-simulate the recording and track the suture's knot
+/// (session::knot::track); `Err` says why there is none (its scene no longer parses, the
+/// replay cannot start or diverges), also printed as a warning: the other metrics, from the
+/// recording alone, stand.
+fn knot(
+    f: &str,
+    rec: &suture::session::format::Recording,
+) -> Result<(suture::session::knot::KnotReport, String), String> {
+    use suture::session::knot;
+    let outcome = (|| {
+        let sc = recorded_scene(f, &rec.header)?;
+        warn_other_build(f, &rec.header);
+        let mut world = sc.world;
+        let every = knot::steps_between_looks(rec.header.dt);
+        let (k, verify) = knot::track(rec, &mut world, every).map_err(|e| format!("{f}: {e}"))?;
+        if verify.divergence.is_some() {
+            return Err(format!("{f}: {verify}"));
+        }
+        let how = format!(
+            "re-simulated {} steps bit for bit; the suture's knot looked at every {} steps ({:.3} s), {} looks ({} with disagreeing projections)",
+            verify.steps,
+            every,
+            every as f64 * rec.header.dt,
+            k.looks,
+            k.failed_looks
+        );
+        Ok((k, how))
+    })();
+    outcome.map_err(|e| {
+        eprintln!("warning: the knot is not analysed: {e}");
+        format!("not analysed: {e}")
+    })
+}
+
 /// The one-line summary of a file's metrics on stdout.
 fn print_metrics(f: &str, m: &Metrics) {
     println!(
-        "{f}: score {:.1}, {:.1} s, path {:.3} m, entry {} mm, exit {} mm, max tissue force {:.2} N, max tension {:.2} N{}",
+        "{f}: score {:.1}, {:.1} s, path {:.3} m, entry {} mm, exit {} mm, max tissue force {:.2} N, max tension {:.2} N, knot {}{}{}",
         m.score,
         m.duration,
         m.path_length,
@@ -121,6 +156,12 @@ fn print_metrics(f: &str, m: &Metrics) {
         m.exit_error_mm.map_or("-".into(), |e| format!("{e:.2}")),
         m.max_tissue_force,
         m.max_tension,
+        m.knot.as_deref().unwrap_or("not analysed"),
+        if m.knot_throws.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", assess::describe_throws(&m.knot_throws))
+        },
         if m.complete { "" } else { " (incomplete)" }
     );
 }

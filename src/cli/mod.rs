@@ -32,6 +32,32 @@ fn read_recording(file: &str) -> Result<Recording, ExitCode> {
     Ok(rec)
 }
 
+/// The scene a recording carries, built as it was recorded; the error (`FILE: its scene:
+/// file:line:col …`) is bad input (exit 2).
+fn recorded_scene(
+    file: &str,
+    h: &suture::session::format::Header,
+) -> Result<suture::scene::Scene, String> {
+    suture::scene::parse(
+        &h.scene_path,
+        &h.scene_text,
+        suture::scene::Overrides::default(),
+    )
+    .map_err(|e| format!("{file}: its scene: {e}"))
+}
+
+/// Warn when a recording was made by another version of suture: a re-simulation (replay,
+/// the frames of `export`, the knot of `assess`) is bit for bit only on the same build.
+fn warn_other_build(file: &str, h: &suture::session::format::Header) {
+    if h.crate_version != env!("CARGO_PKG_VERSION") {
+        eprintln!(
+            "warning: {file} was recorded by suture {}, this is {}: bit-for-bit replay needs the same build",
+            h.crate_version,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+}
+
 /// Why a recording could not be read (for `assess`, `export` and the replay viewer).
 #[derive(Debug, thiserror::Error)]
 enum ReadError {
@@ -88,6 +114,9 @@ pub enum ArgError {
     /// A duration outside (0, 3600] s.
     #[error("must be in (0, 3600] s, got {0}")]
     Seconds(f64),
+    /// A frame interval outside (0, 60] s (or not finite).
+    #[error("must be in (0, 60] s of simulated time, got {0}")]
+    FrameInterval(f64),
     /// Not a number.
     #[error(transparent)]
     Number(#[from] std::num::ParseFloatError),
@@ -189,5 +218,13 @@ pub fn parse_seconds(s: &str) -> Result<f64, ArgError> {
     match s.parse::<f64>()? {
         v if v > 0.0 && v <= 3600.0 => Ok(v),
         v => Err(ArgError::Seconds(v)),
+    }
+}
+
+/// clap value parser: the simulated time between two exported frames, in (0, 60] s.
+pub fn parse_frame_interval(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>()? {
+        v if v > 0.0 && v <= 60.0 => Ok(v),
+        v => Err(ArgError::FrameInterval(v)),
     }
 }

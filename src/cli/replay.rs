@@ -4,11 +4,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use suture::scene::{self, Overrides};
-
-use super::read_recording;
 #[cfg(feature = "viewer")]
 use super::read_salvaged;
+use super::{read_recording, recorded_scene, warn_other_build};
 
 /// Arguments of `suture replay`.
 pub struct ReplayArgs {
@@ -48,17 +46,6 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
 
 /// `--headless --verify`: exit 0 only if every step and digest matches, 1 at the first
 /// divergence, 2 for a bad file or missing flag.
-/// The scene a recording carries, built as it was recorded (exit 2 if it no longer parses).
-fn recorded_scene(
-    file: &str,
-    h: &suture::session::format::Header,
-) -> Result<scene::Scene, ExitCode> {
-    scene::parse(&h.scene_path, &h.scene_text, Overrides::default()).map_err(|e| {
-        eprintln!("error: {file}: its scene: {e}");
-        ExitCode::from(2)
-    })
-}
-
 fn verify(file: &str, headless: bool, verify: bool) -> ExitCode {
     if !headless {
         eprintln!("error: --verify runs headless: add --headless");
@@ -75,15 +62,12 @@ fn verify(file: &str, headless: bool, verify: bool) -> ExitCode {
     let h = &rec.header;
     let sc = match recorded_scene(file, h) {
         Ok(s) => s,
-        Err(c) => return c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
-    if h.crate_version != env!("CARGO_PKG_VERSION") {
-        eprintln!(
-            "warning: {file} was recorded by suture {}, this is {}: bit-for-bit replay needs the same build",
-            h.crate_version,
-            env!("CARGO_PKG_VERSION")
-        );
-    }
+    warn_other_build(file, h);
     let t0 = Instant::now();
     match suture::session::replay::verify(&rec, sc.world, |_| {}) {
         Ok(r) => {
@@ -130,7 +114,10 @@ fn view(
     let h = &rec.header;
     let sc = match recorded_scene(file, h) {
         Ok(s) => s,
-        Err(c) => return c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let mut player = match Player::new(rec.clone(), sc.world.clone()) {
         Ok(p) => p,

@@ -2,7 +2,9 @@
 //! literature, computed from the recording alone (no re-simulation).
 //!
 //! - Time: total, and per phase (approach: start to the first skin puncture; bite: to the last
-//!   exit; pull-through: to the last "suture through" event; tying: the rest).
+//!   exit; pull-through: to the last "suture through" event; then, when the knot was analysed
+//!   and has a throw, tying: to the time its last throw was recognised, and after the knot: the
+//!   rest; else after pull-through: the rest). Phases of no length are left out.
 //! - Motion of the instrument (the device target the physics consumed each step, i.e. the hand
 //!   mapped to the world): path length L = Σ |x_{k+1} − x_k| [m]; economy of motion = the
 //!   shortest path from the start through every puncture and exit position, in order, to the
@@ -14,11 +16,16 @@
 //!   marks [mm] and the needle's angle to the surface normal at each puncture [deg].
 //! - Forces: largest and mean force on the tissue [N] (the sum of the channel forces and the tip
 //!   force on the skin, while in contact), suture tension peak and 95th percentile [N].
-//! - Counts: punctures, re-punctures (torn channels), needle drops, breakage, knot tied and its
-//!   name, final incision gap [mm] (tightness).
+//! - Counts: punctures, re-punctures (torn channels), needle drops, breakage, final incision
+//!   gap [mm] (tightness).
+//! - The knot ([`assess_with_knot`], from session::knot: the session re-simulated and the
+//!   suture's centreline tracked at 20 Hz): its name, its throws in order (sense, wraps, laid
+//!   flat), the incision gap under it. [`assess`] alone does not re-simulate: its knot is the
+//!   last `KnotTied` event's (offline stepping raises them; live sessions do not).
 //! - Score (0–100): see [`score`] and README.
 
 use super::format::{Recording, StepRecord};
+use super::knot::{KnotReport, ThrowReport};
 use crate::math::Vec3;
 use crate::sim::suturing::EventKind;
 use crate::tissue::Face;
@@ -64,8 +71,19 @@ pub struct Metrics {
     pub p95_tension: f64,
     /// Whether the suture broke.
     pub suture_broken: bool,
-    /// The last knot tied, by name ("unnamed" if the topology has no name for it).
+    /// The knot at the end, by name: from the knot analysis ("square", "granny", "surgeon's",
+    /// "half hitches (slip knot)", "not a knot", …), else the last `KnotTied` event's
+    /// ("unnamed" if the topology has no name for it); None: not analysed and no event.
     pub knot: Option<String>,
+    /// The knot's throws in the order tied, each with its sense, wraps and whether it was laid
+    /// flat (empty: no knot, or not analysed).
+    pub knot_throws: Vec<ThrowReport>,
+    /// When the knot's last throw was recognised [s].
+    pub knot_complete_at: Option<f64>,
+    /// The incision gap under the knot at the end [mm].
+    pub knot_gap_mm: Option<f64>,
+    /// How the knot was found, or why it was not analysed.
+    pub knot_analysis: String,
     /// Incision gap at the end [mm] (None without tissue).
     pub final_gap_mm: Option<f64>,
     /// Steps whose solve failed or did not converge.
@@ -179,8 +197,18 @@ pub fn instrument_path(steps: &[StepRecord]) -> Vec<Vec3> {
         .collect()
 }
 
-/// Assess a recording.
+/// Assess a recording from the recording alone (no re-simulation: the knot is the last
+/// `KnotTied` event's).
 pub fn assess(rec: &Recording) -> Metrics {
+    assess_with_knot(
+        rec,
+        Err("not analysed (assessed from the recording alone)".to_string()),
+    )
+}
+
+/// Assess a recording with the knot found by re-simulating it (`Ok`: session::knot::track's
+/// report and how it was obtained; `Err`: why there is none).
+pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), String>) -> Metrics {
     let h = rec.header.dt;
     let steps = &rec.steps;
     let path = instrument_path(steps);
@@ -194,7 +222,7 @@ pub fn assess(rec: &Recording) -> Metrics {
         ..Default::default()
     };
     // Events.
-    let (mut first_entry, mut last_exit, mut last_through, mut knot_at) = (None, None, None, None);
+    let (mut first_entry, mut last_exit, mut last_through) = (None, None, None);
     let mut waypoints = Vec::new();
     for e in &rec.events {
         let t = e.event.time;
@@ -233,28 +261,57 @@ pub fn assess(rec: &Recording) -> Metrics {
             EventKind::SutureBroken { .. } => m.suture_broken = true,
             EventKind::KnotTied { name, .. } => {
                 m.knot = Some(name.unwrap_or("unnamed").to_string());
-                knot_at = Some(t);
             }
             EventKind::Withdrawn { .. }
             | EventKind::NeedleGrasped { .. }
             | EventKind::Instrument { .. } => {}
         }
     }
+    // The knot.
+    let tied = match knot {
+        Ok((k, how)) => {
+            m.knot = Some(k.name.clone());
+            m.knot_complete_at = k.complete_at;
+            m.knot_gap_mm = k.gap_under_knot_mm;
+            m.knot_throws = k.throws;
+            m.knot_analysis = how;
+            Some(m.knot_complete_at)
+        }
+        Err(why) => {
+            m.knot_analysis = why;
+            None
+        }
+    };
     // Phases.
     let mut bounds = vec![("approach", 0.0)];
-    for (name, at) in [
-        ("bite", first_entry),
-        ("pull-through", last_exit),
-        ("tying", last_through),
-    ] {
+    for (name, at) in [("bite", first_entry), ("pull-through", last_exit)] {
         if let Some(t) = at {
             bounds.push((name, t));
         }
     }
-    let end = knot_at.map_or(m.duration, |k: f64| k.max(m.duration));
+    match tied {
+        // A knot with a throw: tying from the last "suture through" (a stitch placed at load:
+        // from the start) to its last throw, then the rest.
+        Some(Some(done)) => {
+            let from = last_through.unwrap_or(0.0);
+            if done > from {
+                bounds.push(("tying", from));
+            }
+            bounds.push(("after the knot", done.max(from)));
+        }
+        // No knot, or not analysed.
+        _ => {
+            if let Some(t) = last_through {
+                bounds.push(("after pull-through", t));
+            }
+        }
+    }
+    let end = m.duration;
     for (i, (name, t0)) in bounds.iter().enumerate() {
-        let t1 = bounds.get(i + 1).map_or(end, |b| b.1);
-        m.phases.push((name.to_string(), *t0, t1));
+        let t1 = bounds.get(i + 1).map_or(end.max(*t0), |b| b.1);
+        if t1 > *t0 || (bounds.len() == 1) {
+            m.phases.push((name.to_string(), *t0, t1));
+        }
     }
     // Economy: the shortest path start → each puncture and exit → end, over the path.
     if let (Some(a), Some(b)) = (path.first(), path.last()) {
@@ -290,14 +347,34 @@ pub fn assess(rec: &Recording) -> Metrics {
 }
 
 /// The CSV summary header and one row per session.
-pub const SUMMARY_HEADER: &str = "file,scene,complete,duration_s,path_length_m,economy,normalized_jerk,entry_error_mm,exit_error_mm,punctures,repunctures,needle_drops,max_tissue_force_n,mean_tissue_force_n,max_tension_n,suture_broken,knot,final_gap_mm,score";
+pub const SUMMARY_HEADER: &str = "file,scene,complete,duration_s,path_length_m,economy,normalized_jerk,entry_error_mm,exit_error_mm,punctures,repunctures,needle_drops,max_tissue_force_n,mean_tissue_force_n,max_tension_n,suture_broken,knot,final_gap_mm,score,knot_throws,knot_gap_mm";
+
+/// The throws in a word each, in order: `single right; double left (laid flat)`, ….
+pub fn describe_throws(throws: &[ThrowReport]) -> String {
+    throws
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}{}",
+                if t.wraps == 2 { "double" } else { "single" },
+                t.sense,
+                match t.laid_flat {
+                    Some(true) => " (laid flat)",
+                    Some(false) => " (not laid flat)",
+                    None => "",
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// One CSV row of [`SUMMARY_HEADER`].
 pub fn summary_row(file: &str, m: &Metrics) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     format!(
-        "{},{},{},{:.3},{:.5},{:.4},{:.2},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.1}",
+        "{},{},{},{:.3},{:.5},{:.4},{:.2},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.1},{},{}",
         q(file),
         q(&m.scene),
         m.complete,
@@ -316,6 +393,8 @@ pub fn summary_row(file: &str, m: &Metrics) -> String {
         m.suture_broken,
         q(m.knot.as_deref().unwrap_or("")),
         opt(m.final_gap_mm),
-        m.score
+        m.score,
+        q(&describe_throws(&m.knot_throws)),
+        opt(m.knot_gap_mm)
     )
 }

@@ -1,9 +1,13 @@
 //! L3: recordings and exports: the recording format (format), the recorder thread
-//! (recorder), replay verification (replay) and the trajectory `.npz` of `suture simulate`.
+//! (recorder), replay verification (replay), the rods' frames and the knot of a re-simulated
+//! recording (frames, knot), assessment (assess, report), export (export) and the `.npz`
+//! writer (npz).
 
 pub mod assess;
 pub mod export;
 pub mod format;
+pub mod frames;
+pub mod knot;
 pub mod npz;
 pub mod recorder;
 pub mod replay;

@@ -214,7 +214,22 @@ pub fn verify(
     mut world: World,
     mut progress: impl FnMut(u64),
 ) -> Result<VerifyReport, ReplayError> {
-    let mut tools = tools_for(rec, &world)?;
+    replay_each(rec, &mut world, |step, _| progress(step))
+}
+
+/// THE re-simulation of a recording, for `verify`, the frames of `suture export` and the knot
+/// of `suture assess`: step `world` (its scene's world at t = 0) through [`World::step`] with
+/// every tool's recorded targets, compare each step's record bit for bit and each recorded
+/// digest, and call `each(step, &world)` after every step that matched (its record, and its
+/// digest when one was recorded at it). Stops at the first divergence, which the report names;
+/// `each` never sees a step that diverged. The end record's digest is compared last (after
+/// `each` saw the last step). `world` is left at the last step stepped.
+pub fn replay_each(
+    rec: &Recording,
+    world: &mut World,
+    mut each: impl FnMut(u64, &World),
+) -> Result<VerifyReport, ReplayError> {
+    let mut tools = tools_for(rec, world)?;
     let n = tools.len();
     let h = rec.header.dt;
     let mut report = VerifyReport {
@@ -235,7 +250,6 @@ pub fn verify(
         let out = world.step(&mut tools, &targets[..n], h);
         let mine = capture(s.step, &targets[..n], &out);
         report.steps += 1;
-        progress(s.step);
         if let Some((what, a, b)) = bits_differ(s, &mine) {
             report.divergence = Some(Divergence {
                 step: s.step,
@@ -261,6 +275,7 @@ pub fn verify(
             }
             report.digests += 1;
         }
+        each(s.step, world);
     }
     if let Some(e) = &rec.end
         && e.steps == report.steps

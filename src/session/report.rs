@@ -372,7 +372,22 @@ pub fn write(
             "suture broken",
             if m.suture_broken { "yes" } else { "no" }.into(),
         ),
-        ("knot", esc(m.knot.as_deref().unwrap_or("none"))),
+        ("knot", esc(m.knot.as_deref().unwrap_or("not analysed"))),
+        (
+            "throws, in order (sense, wraps, laid flat)",
+            if m.knot_throws.is_empty() {
+                "—".into()
+            } else {
+                esc(&super::assess::describe_throws(&m.knot_throws))
+            },
+        ),
+        (
+            "knot complete at",
+            m.knot_complete_at
+                .map_or("—".into(), |t| format!("{t:.2} s")),
+        ),
+        ("incision gap under the knot", opt(m.knot_gap_mm, "mm")),
+        ("knot analysis", esc(&m.knot_analysis)),
         ("final incision gap", opt(m.final_gap_mm, "mm")),
         (
             "solver steps unconverged or failed",

@@ -457,6 +457,40 @@ impl World {
     pub fn is_quasi_static(&self, rod: usize) -> bool {
         matches!(self.rods[rod].model, RodModel::Strands(_))
     }
+
+    /// How many rods the world has.
+    pub fn rod_count(&self) -> usize {
+        self.rods.len()
+    }
+
+    /// The node positions of rod `rod` [m] (panics past [`World::rod_count`]).
+    pub fn rod_positions(&self, rod: usize) -> &[Vec3] {
+        self.rods[rod].positions()
+    }
+
+    /// The sutured rod (the suture swaged on the needle) and its node at the swage, in a
+    /// suturing scene.
+    pub fn sutured_rod(&self) -> Option<(usize, usize)> {
+        self.suturing.as_ref().map(|s| (s.rod, s.node))
+    }
+
+    /// The skin's outward unit normal in a suturing scene: the pad's top face is +y
+    /// (`tissue::Face::Top`).
+    pub fn skin_normal(&self) -> Option<Vec3> {
+        self.suturing.as_ref().map(|_| Vec3::y())
+    }
+
+    /// The incision's width [m] at the skin at rest coordinate `z` [m] along the cut (clamped
+    /// to the pad's length): the wound gap measure the step records at the pad's centre
+    /// (`tissue::Tissue::gap_at`). None without tissue.
+    pub fn incision_gap_at(&self, z: f64) -> Option<f64> {
+        self.suturing.as_ref().map(|s| {
+            let g = &s.tissue.geometry;
+            let half = 0.5 * g.size.z;
+            s.tissue
+                .gap_at(z.clamp(g.center.z - half, g.center.z + half))
+        })
+    }
 }
 
 /// One step of the sutured rod with the needle and the tissue (sim::suturing, phases 1–5).
