@@ -9,11 +9,11 @@ use suture::session::format::{
     self, DecodeError, DigestRecord, End, EventRecord, Header, KnotEvent, KnotRecord, Recording,
     SampleRecord, StepRecord, ToolHeader, ToolStep, Writer,
 };
-use suture::topology::{KnotName, Sense, Throw};
 use suture::sim::suturing::{Event, EventKind};
 use suture::sim::tool::Hand;
 use suture::sim::{MAX_TOOLS, ToolTarget};
 use suture::tissue::Face;
+use suture::topology::{KnotName, Sense, Throw};
 
 /// xorshift64*: a small deterministic generator for the property tests.
 struct Rng(u64);

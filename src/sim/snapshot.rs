@@ -410,4 +410,66 @@ mod tests {
         assert!(!tx.publish(|s| s.step = 5));
         assert_eq!(rx.latest().unwrap().step, 4);
     }
+
+    /// A tap that keeps what it is offered while `want`, and gives back what it kept.
+    struct Keep {
+        want: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        kept: std::sync::mpsc::Sender<u64>,
+        held: Vec<Snapshot>,
+    }
+
+    impl SnapshotTap for Keep {
+        fn offer(&mut self, s: Snapshot) -> Option<Snapshot> {
+            if !self.want.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                return Some(s);
+            }
+            let _ = self.kept.send(s.step);
+            self.held.push(s);
+            None
+        }
+        fn give_back(&mut self) -> Option<Snapshot> {
+            self.held.pop()
+        }
+    }
+
+    #[test]
+    fn the_tap_gets_the_newest_retired_snapshot_and_gives_it_back() {
+        let world = World {
+            rods: vec![],
+            time: 0.0,
+            obstacle_motions: vec![],
+            suturing: None,
+        };
+        let (mut tx, mut rx) = snapshot_channel(&world, 4);
+        let want = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (kept, seen) = std::sync::mpsc::channel();
+        rx.set_tap(Box::new(Keep {
+            want: want.clone(),
+            kept,
+            held: Vec::new(),
+        }));
+        // Not wanted: retirees go back to the pool as without a tap.
+        for k in 1..=3 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(rx.latest().unwrap().step, 3);
+        assert!(seen.try_recv().is_err());
+        // Wanted: of the three retired at once, the newest (5) goes to the tap.
+        want.store(true, std::sync::atomic::Ordering::Relaxed);
+        for k in 4..=6 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(rx.latest().unwrap().step, 6);
+        assert_eq!(seen.try_recv(), Ok(5));
+        // The tap holds one buffer: three are left to fill, then the pool is empty ...
+        assert!(tx.publish(|s| s.step = 7));
+        assert!(tx.publish(|s| s.step = 8));
+        assert!(!tx.publish(|s| s.step = 9));
+        // ... until the next look takes the tap's buffer back with the retired ones.
+        assert_eq!(rx.latest().unwrap().step, 8);
+        for k in 10..=12 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(tx.skipped, 1);
+    }
 }
