@@ -6,13 +6,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use suture::device::DeviceSample;
 use suture::math::{Quat, Vec3};
 use suture::session::format::{
-    self, DecodeError, DigestRecord, End, EventRecord, Header, Recording, SampleRecord, StepRecord,
-    ToolHeader, ToolStep, Writer,
+    self, DecodeError, DigestRecord, End, EventRecord, Header, KnotEvent, KnotRecord, Recording,
+    SampleRecord, StepRecord, ToolHeader, ToolStep, Writer,
 };
 use suture::sim::suturing::{Event, EventKind};
 use suture::sim::tool::Hand;
 use suture::sim::{MAX_TOOLS, ToolTarget};
 use suture::tissue::Face;
+use suture::topology::{KnotName, Sense, Throw};
 
 /// xorshift64*: a small deterministic generator for the property tests.
 struct Rng(u64);
@@ -200,13 +201,56 @@ impl Rng {
             dropped: self.next(),
             note: self.s(),
         });
+        let knots = (0..self.below(6)).map(|_| self.knot()).collect();
         Recording {
             header,
             steps,
             samples,
             events,
             digests,
+            knots,
             end,
+        }
+    }
+    fn throw(&mut self) -> Throw {
+        Throw {
+            sense: if self.below(2) == 0 {
+                Sense::Left
+            } else {
+                Sense::Right
+            },
+            wraps: 1 + self.below(2) as u8,
+        }
+    }
+    fn knot(&mut self) -> KnotRecord {
+        let names = [
+            KnotName::NotAKnot,
+            KnotName::SingleThrow,
+            KnotName::DoubleThrow,
+            KnotName::Square,
+            KnotName::Granny,
+            KnotName::Surgeons,
+            KnotName::SurgeonsSameSense,
+            KnotName::HalfHitches,
+            KnotName::Stack,
+            KnotName::Unrecognised,
+        ];
+        KnotRecord {
+            step: self.next(),
+            time: self.f(),
+            event: match self.below(3) {
+                0 => KnotEvent::Added {
+                    index: self.next() as u8,
+                    throw: self.throw(),
+                },
+                1 => KnotEvent::Undone {
+                    index: self.next() as u8,
+                    throw: self.throw(),
+                },
+                _ => KnotEvent::Unrecognised,
+            },
+            name: names[self.below(10) as usize],
+            throws: (0..self.below(7)).map(|_| self.throw()).collect(),
         }
     }
 }
@@ -216,19 +260,25 @@ fn encode_chunked(r: &Recording, rng: &mut Rng) -> Vec<u8> {
     let mut w = Writer::default();
     w.preamble();
     w.header(&r.header);
-    let (mut s, mut d, mut e, mut g) = (0, 0, 0, 0);
-    while s < r.steps.len() || d < r.samples.len() || e < r.events.len() || g < r.digests.len() {
+    let (mut s, mut d, mut e, mut g, mut k) = (0, 0, 0, 0, 0);
+    while s < r.steps.len()
+        || d < r.samples.len()
+        || e < r.events.len()
+        || g < r.digests.len()
+        || k < r.knots.len()
+    {
         let take = |at: &mut usize, n: usize, rng: &mut Rng| {
             let k = (*at + 1 + rng.below(7) as usize).min(n);
             let range = *at..k;
             *at = k;
             range
         };
-        match rng.below(4) {
+        match rng.below(5) {
             0 if s < r.steps.len() => w.steps(&r.steps[take(&mut s, r.steps.len(), rng)]),
             1 if d < r.samples.len() => w.samples(&r.samples[take(&mut d, r.samples.len(), rng)]),
             2 if e < r.events.len() => w.events(&r.events[take(&mut e, r.events.len(), rng)]),
             3 if g < r.digests.len() => w.digests(&r.digests[take(&mut g, r.digests.len(), rng)]),
+            4 if k < r.knots.len() => w.knots(&r.knots[take(&mut k, r.knots.len(), rng)]),
             _ => {}
         }
     }
@@ -817,4 +867,29 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     assert!(v.digests + 1 >= v.steps / 100, "{} digests", v.digests);
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Format version 3 added the live knot analysis' chunk (kind 7) and nothing else: a file that
+/// says version 2 still decodes as one (without knot records), and a kind 7 chunk in it is
+/// refused as an unknown chunk, keeping what came before it.
+#[test]
+fn version_2_files_decode_and_knot_chunks_are_version_3() {
+    let mut rng = Rng(0x5eed);
+    let (mut r, _) = whole(&mut rng);
+    r.knots.clear();
+    let mut bytes = format::encode(&r);
+    assert_eq!(format::FORMAT_VERSION, 3);
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    assert_eq!(format::decode(&bytes).unwrap(), r);
+    r.knots = vec![rng.knot()];
+    let mut bytes = format::encode(&r);
+    assert_eq!(format::decode(&bytes).unwrap(), r);
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let (back, err) = format::salvage(&bytes);
+    assert!(
+        matches!(&err, Some(DecodeError::Corrupt { what, .. }) if what == "unknown chunk kind 7"),
+        "{err:?}"
+    );
+    assert!(back.knots.is_empty());
+    assert_eq!(back.digests, r.digests);
 }

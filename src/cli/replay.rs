@@ -76,6 +76,24 @@ fn verify(file: &str, headless: bool, verify: bool) -> ExitCode {
                 r.steps as f64 * h.dt,
                 t0.elapsed().as_secs_f64()
             );
+            // The live knot analysis' records depend on its thread's timing: shown, not
+            // verified (docs/recording-format.md).
+            if !rec.knots.is_empty() {
+                println!(
+                    "{file}: live knot analysis (not part of the verification): {} records",
+                    rec.knots.len()
+                );
+                for k in &rec.knots {
+                    println!(
+                        "  step {} ({:.3} s): {}; knot {}",
+                        k.step,
+                        k.time,
+                        k.event.describe(),
+                        suture::sim::snapshot::KnotStatus::of(k.step, k.time, k.name, &k.throws)
+                            .describe()
+                    );
+                }
+            }
             if r.divergence.is_none() && r.end_matched != Some(false) {
                 ExitCode::SUCCESS
             } else {
@@ -145,6 +163,7 @@ fn view(
             paused: false,
             speed,
         }),
+        knots: None,
     };
     let visuals = Visuals {
         needle: sc.needle,

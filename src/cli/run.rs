@@ -19,6 +19,10 @@ use super::DeviceArg;
 const DEFAULT_SCENE: &str = "scenes/suturing.toml";
 const DEFAULT_SCENE_TEXT: &str = include_str!("../../scenes/suturing.toml");
 
+/// How often a headless run takes the newest snapshot (and so can feed the knot analysis one):
+/// faster than the analysis asks (runtime::analysis::PERIOD).
+const HEADLESS_POLL: Duration = Duration::from_millis(20);
+
 /// Arguments of `suture run`.
 pub struct RunArgs {
     pub scene: Option<String>,
@@ -424,17 +428,24 @@ pub fn run(a: RunArgs) -> ExitCode {
     let mut viewer_failed: Option<String> = None;
     let mut memory = MemoryTrace::default();
     if a.headless {
-        // Wait out the run, sampling the process's memory once a second (the soak's "memory
-        // flat after warm-up", issue #9); the main thread is not a real-time loop.
+        // Wait out the run, taking the newest snapshot every 20 ms (the snapshots' consumer
+        // feeds the live knot analysis the ones it retires, runtime::analysis) and sampling the
+        // process's memory once a second (the soak's "memory flat after warm-up", issue #9);
+        // the main thread is not a real-time loop.
         let end = std::time::Instant::now() + Duration::from_secs_f64(a.duration.expect("checked"));
         let start = std::time::Instant::now();
+        let mut next_sample = start + Duration::from_secs(1);
         loop {
             let now = std::time::Instant::now();
             if now >= end {
                 break;
             }
-            std::thread::sleep((end - now).min(Duration::from_secs(1)));
-            memory.sample(start.elapsed().as_secs_f64());
+            std::thread::sleep((end - now).min(HEADLESS_POLL));
+            let _ = running.snapshots.latest();
+            if std::time::Instant::now() >= next_sample {
+                next_sample += Duration::from_secs(1);
+                memory.sample(start.elapsed().as_secs_f64());
+            }
         }
     } else {
         #[cfg(feature = "viewer")]
@@ -447,6 +458,7 @@ pub fn run(a: RunArgs) -> ExitCode {
                 screenshot_at: a.shot_at,
                 duration: a.duration,
                 replay: None,
+                knots: Some(running.knots.clone()),
             };
             let visuals = Visuals {
                 needle: sc.needle,
@@ -482,10 +494,11 @@ pub fn run(a: RunArgs) -> ExitCode {
     if !a.no_record {
         let r = &report.recorder;
         println!(
-            "recorded {} steps, {} device samples, {} events, {} digests, {} bytes, {} dropped{}",
+            "recorded {} steps, {} device samples, {} events, {} knot records, {} digests, {} bytes, {} dropped{}",
             r.steps,
             r.samples,
             r.events,
+            r.knots,
             r.digests,
             r.bytes,
             r.dropped,

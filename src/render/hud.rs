@@ -1,6 +1,6 @@
 //! The HUD: the loops' rates, jitter (or the replay's position), a line per hand (device, force,
-//! grasp, whether the mouse drives it), the suturing figures, and a line of key help at the
-//! bottom.
+//! grasp, whether the mouse drives it), the suturing figures, the knot the live analysis sees
+//! (its name and throws), and a line of key help at the bottom.
 
 use super::{ReplayControl, Visuals};
 use crate::sim::snapshot::Snapshot;
@@ -147,6 +147,9 @@ fn hud_lines(
         if let Some(e) = &su.last_event {
             l.push(format!("{:.2} s: {}", e.time, e.kind.describe()));
         }
+    }
+    if let Some(k) = &snap.knot {
+        l.push(format!("knot: {}   (at {:.2} s)", k.describe(), k.time));
     }
     l.push(format!(
         "device faults {}   physics stalls {}   tube x{:.0}",

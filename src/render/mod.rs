@@ -68,6 +68,9 @@ pub struct ViewerOptions {
     /// Replaying a recording: the player's command ring and the recording's length [s]
     /// (keys: space pause, up/down speed, left/right seek 5 s, home restart).
     pub replay: Option<ReplayControl>,
+    /// The live knot analysis' statuses (runtime::analysis), shown in the HUD; None in replay,
+    /// where the player puts the recording's knot on each snapshot.
+    pub knots: Option<crossbeam::channel::Receiver<crate::sim::snapshot::KnotStatus>>,
 }
 
 /// The viewer's end of a replay (runtime::replay).
@@ -139,8 +142,18 @@ async fn run_async(
     let mut frames = 0u64;
     let mut camera: Option<OrbitCamera3d> = None;
     let mut drive = input::MouseDrive::default();
+    let mut knot = None;
     loop {
-        let snap = snaps.latest().cloned();
+        let mut snap = snaps.latest().cloned();
+        // The newest knot the live analysis reported, on the viewer's copy of the snapshot.
+        if let Some(rx) = &opts.knots {
+            knot = rx.try_iter().last().or(knot);
+        }
+        if let Some(s) = snap.as_mut()
+            && s.knot.is_none()
+        {
+            s.knot = knot;
+        }
         if let (Some(s), None) = (&snap, &camera) {
             camera = Some(input::camera(s, visuals, mouse.is_some()));
             view.build(s, visuals);

@@ -6,7 +6,9 @@
 //! - [`physics`]: the physics loop thread (sim::World::step at the scene's dt).
 //! - [`run`]: starting and stopping a session (both loops and the recorder).
 //! - [`replay`]: the viewer's replay player thread.
+//! - [`analysis`]: the live knot analysis thread (low priority, not a real-time loop).
 
+pub mod analysis;
 pub mod haptic;
 pub mod pacer;
 pub mod physics;

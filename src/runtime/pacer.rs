@@ -150,6 +150,26 @@ pub fn request_realtime(_priority: i32) -> Priority {
     Priority::Refused(0)
 }
 
+/// The nice value the live knot analysis' thread asks for (runtime::analysis): below the
+/// time-sharing threads' default 0, so the recorder and the viewer go first.
+pub const ANALYSIS_NICE: i32 = 10;
+
+/// Lower the calling thread's time-sharing priority to `nice` (Linux: the nice value is a
+/// thread's own; `setpriority(PRIO_PROCESS, 0, …)` sets the calling thread's). Returns whether
+/// it was set (raising it back needs privileges, lowering it never does).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // one FFI call on the calling thread
+pub fn lower_priority(nice: i32) -> bool {
+    // SAFETY: setpriority takes plain integers; who = 0 names the calling thread.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) == 0 }
+}
+
+/// Thread priorities are only lowered on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn lower_priority(_nice: i32) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

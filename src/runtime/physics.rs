@@ -163,7 +163,8 @@ pub fn spawn(
                 let hands = &links.hands;
                 links.snapshots.publish(|snap| {
                     snap.capture(&world);
-                    snap.step = steps;
+                    // Numbered as the recording numbers steps (every step taken or refused).
+                    snap.step = index;
                     for (i, dst) in snap.tools.iter_mut().enumerate() {
                         *dst = out.tools[i].as_ref().map(|ts| {
                             let mut t =

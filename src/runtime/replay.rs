@@ -166,6 +166,8 @@ pub fn spawn(
             snapshots.publish(|snap| {
                 snap.capture(&player.world);
                 snap.step = player.index as u64;
+                // The knot the live analysis had reported by this step, as recorded.
+                snap.knot = crate::session::knots::status_at(&player.rec.knots, snap.step);
                 for (i, dst) in snap.tools.iter_mut().enumerate() {
                     *dst = player.tools.get(i).map(|t| {
                         let hand = player.rec.header.tools[i].hand;

@@ -1,15 +1,18 @@
 //! Starting and stopping a simulator session: one haptic loop per device and the physics loop
 //! on their threads, wired by lock-free rings, with the snapshot channel handed to the caller
-//! (the viewer on the main thread, or a headless wait).
+//! (the viewer on the main thread, or a headless wait), and the live knot analysis
+//! (runtime::analysis) tapping that channel.
 
+use super::analysis::{self, Analysis, AnalysisReport};
 use super::haptic::{self, HapticConfig, HapticFigures, HapticReport, ProxyState, ToolTarget};
 use super::physics::{self, PhysicsLinks, PhysicsReport};
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
 use crate::session::format::{End, Header, ToolHeader};
+use crate::session::knots::{CONFIRMATIONS, KnotWatch};
 use crate::session::recorder::{DIGEST_EVERY, Recorder, RecorderReport};
 use crate::session::replay::build_tool;
-use crate::sim::snapshot::{SnapshotRx, snapshot_channel};
+use crate::sim::snapshot::{KnotStatus, SnapshotRx, snapshot_channel};
 use crate::sim::tool::Hand;
 use crate::sim::tool::ToolSetup;
 use crate::sim::{MAX_TOOLS, Tool, World};
@@ -76,8 +79,15 @@ pub struct Running {
     stop: Arc<AtomicBool>,
     haptic: Vec<(Hand, String, std::thread::JoinHandle<HapticReport>)>,
     physics: std::thread::JoinHandle<PhysicsReport>,
-    /// Snapshots of the world (the viewer takes them).
+    analysis: Option<Analysis>,
+    /// Snapshots of the world (the viewer takes them). Whoever holds them feeds the live knot
+    /// analysis: it must call `latest()` at least as often as the analysis asks
+    /// (runtime::analysis::PERIOD), as the viewer's frames and the headless wait of
+    /// `suture run` do.
     pub snapshots: SnapshotRx,
+    /// The live knot analysis' status after each snapshot it analysed, for the HUD (a bounded
+    /// channel: statuses nobody reads are dropped).
+    pub knots: crossbeam::channel::Receiver<KnotStatus>,
     /// When the loops started.
     pub started: Instant,
     /// Each tool's coupling (after the stiffness cap), and whether it was capped, in the order
@@ -111,6 +121,8 @@ pub struct RunReport {
     pub haptic_period_us: f64,
     /// The recorder (a default report when the session was not recorded).
     pub recorder: RecorderReport,
+    /// The live knot analysis (None: the world has no rod, or its thread panicked).
+    pub analysis: Option<AnalysisReport>,
 }
 
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
@@ -252,7 +264,21 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         }
     };
     let (rec_physics, rec_haptic) = recorder.take_ends(n);
-    let (snap_tx, snap_rx) = snapshot_channel(&setup.world, 4);
+    // Five buffers: one being filled, one in flight, one shown, one on its way to or back from
+    // the knot analysis, one spare.
+    let (snap_tx, mut snap_rx) = snapshot_channel(&setup.world, 5);
+    let (knot_tx, knots) = crossbeam::channel::bounded(16);
+    let analysis = setup.world.knot_rod().map(|rod| {
+        let watch = KnotWatch::new(rod, crate::math::Vec3::y(), CONFIRMATIONS);
+        let (a, tap) = analysis::spawn(
+            watch,
+            analysis::PERIOD,
+            recorder.take_knots(),
+            Some(knot_tx),
+        );
+        snap_rx.set_tap(tap);
+        a
+    });
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let haptic_period = setup.haptic_period;
@@ -321,7 +347,9 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         stop,
         haptic,
         physics,
+        analysis,
         snapshots: snap_rx,
+        knots,
         started,
         couplings,
         haptic_period,
@@ -353,6 +381,8 @@ impl Running {
         if panicked {
             return Err(RunError::Panicked("haptic"));
         }
+        // The analysis stops before the recorder, so its last records are written.
+        let analysis = self.analysis.and_then(Analysis::stop);
         let recorder = self.recorder.finish(End {
             steps: physics.recorded_steps,
             digest: physics.world.digest(),
@@ -366,6 +396,7 @@ impl Running {
             wall,
             haptic_period_us: self.haptic_period.as_secs_f64() * 1e6,
             recorder,
+            analysis,
         })
     }
 }
@@ -438,6 +469,9 @@ impl fmt::Display for RunReport {
             .map(|r| format!("haptic {} {}", r.hand.name(), r.haptic.priority))
             .collect::<Vec<_>>()
             .join(", ");
+        if let Some(a) = &self.analysis {
+            writeln!(f, "{a}")?;
+        }
         write!(
             f,
             "wall {:.2} s; threads: {threads}, physics {}",

@@ -2,12 +2,15 @@
 //! and writes them as chunks (session::format), flushing to the operating system at least every
 //! [`FLUSH_EVERY`], so a crash of the process loses at most that much. The loops' side,
 //! [`RecorderTx`], never blocks, allocates or does I/O: a record that finds its ring full is
-//! counted and dropped. A disabled recorder (`RecorderTx::disabled`) is a valid no-op.
+//! counted and dropped. A disabled recorder (`RecorderTx::disabled`) is a valid no-op. The live
+//! knot analysis (not a real-time loop) sends its records through a crossbeam channel
+//! ([`Recorder::take_knots`]).
 
 use super::format::{
-    DigestRecord, End, EventRecord, Header, SampleRecord, StepRecord, ToolStep, Writer,
+    DigestRecord, End, EventRecord, Header, KnotRecord, SampleRecord, StepRecord, ToolStep, Writer,
 };
 use crate::sim::{MAX_TOOLS, StepOutputs, ToolTarget};
+use crossbeam::channel::{Receiver, Sender};
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::io::Write;
@@ -101,6 +104,8 @@ pub struct Recorder {
     pub physics: RecorderTx<PhysicsRecord>,
     /// For the haptic loops: `haptic[i]` for the device of the header's `tools[i]`.
     pub haptic: Vec<RecorderTx<SampleRecord>>,
+    /// For the live knot analysis (None: disabled, or taken).
+    knots: Option<Sender<KnotRecord>>,
     thread: Option<(std::thread::JoinHandle<RecorderReport>, Arc<EndSlot>)>,
 }
 
@@ -115,6 +120,8 @@ pub struct RecorderReport {
     pub events: u64,
     /// See `steps`.
     pub digests: u64,
+    /// Knot records (the live analysis') written.
+    pub knots: u64,
     /// Bytes written.
     pub bytes: u64,
     /// Records the loops dropped because a ring was full.
@@ -136,6 +143,7 @@ impl Recorder {
         Recorder {
             physics: RecorderTx::disabled(),
             haptic: Vec::new(),
+            knots: None,
             thread: None,
         }
     }
@@ -154,14 +162,21 @@ impl Recorder {
         let (htx, hrx): (Vec<_>, Vec<_>) = (0..header.tools.len().max(1))
             .map(|_| HeapRb::<SampleRecord>::new(4096).split())
             .unzip();
+        // The knot analysis changes the knot a few times a session: unbounded, it never blocks.
+        let (ktx, krx) = crossbeam::channel::unbounded::<KnotRecord>();
         let dropped = Arc::new(AtomicU64::new(0));
         let slot = Arc::new(EndSlot::default());
         let thread = {
             let (dropped, slot) = (dropped.clone(), slot.clone());
             let bytes = w.buf.len() as u64;
+            let rx = Rings {
+                physics: prx,
+                haptic: hrx,
+                knots: krx,
+            };
             std::thread::Builder::new()
                 .name("recorder".into())
-                .spawn(move || writer_loop(out, prx, hrx, dropped, slot, bytes))?
+                .spawn(move || writer_loop(out, rx, dropped, slot, bytes))?
         };
         Ok(Recorder {
             physics: RecorderTx {
@@ -175,8 +190,15 @@ impl Recorder {
                     dropped: dropped.clone(),
                 })
                 .collect(),
+            knots: Some(ktx),
             thread: Some((thread, slot)),
         })
+    }
+
+    /// Take the live knot analysis' end (None: a disabled recorder, or already taken). Its
+    /// records are written until [`Recorder::finish`]; drop it before then.
+    pub fn take_knots(&mut self) -> Option<Sender<KnotRecord>> {
+        self.knots.take()
     }
 
     /// Take the loops' ends (the recorder keeps running until [`Recorder::finish`]): the
@@ -210,21 +232,33 @@ impl Recorder {
     }
 }
 
+/// The recorder thread's inputs.
+struct Rings {
+    physics: HeapCons<PhysicsRecord>,
+    haptic: Vec<HeapCons<SampleRecord>>,
+    knots: Receiver<KnotRecord>,
+}
+
 /// The recorder thread: drain, batch, write a chunk of each kind and flush every FLUSH_EVERY.
 fn writer_loop(
     mut out: Box<dyn Write + Send>,
-    mut prx: HeapCons<PhysicsRecord>,
-    mut hrx: Vec<HeapCons<SampleRecord>>,
+    rings: Rings,
     dropped: Arc<AtomicU64>,
     slot: Arc<EndSlot>,
     bytes: u64,
 ) -> RecorderReport {
+    let Rings {
+        physics: mut prx,
+        haptic: mut hrx,
+        knots: krx,
+    } = rings;
     let mut rep = RecorderReport {
         bytes,
         ..Default::default()
     };
     let (mut steps, mut samples, mut events, mut digests) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut knots = Vec::new();
     let mut w = Writer::default();
     let mut last = Instant::now();
     loop {
@@ -241,6 +275,7 @@ fn writer_loop(
                 samples.push(s);
             }
         }
+        knots.extend(krx.try_iter());
         if ending || last.elapsed() >= FLUSH_EVERY {
             last = Instant::now();
             w.buf.clear();
@@ -255,6 +290,9 @@ fn writer_loop(
             }
             if !digests.is_empty() {
                 w.digests(&digests);
+            }
+            if !knots.is_empty() {
+                w.knots(&knots);
             }
             let mut end = None;
             if ending {
@@ -279,6 +317,7 @@ fn writer_loop(
                         rep.samples += samples.len() as u64;
                         rep.events += events.len() as u64;
                         rep.digests += digests.len() as u64;
+                        rep.knots += knots.len() as u64;
                     }
                     Err(e) => rep.error = Some(e.to_string()),
                 }
@@ -287,6 +326,7 @@ fn writer_loop(
             samples.clear();
             events.clear();
             digests.clear();
+            knots.clear();
             if end.is_some() {
                 rep.dropped = dropped.load(Ordering::Relaxed);
                 return rep;

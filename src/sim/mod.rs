@@ -676,6 +676,15 @@ impl World {
         d.0
     }
 
+    /// The rod whose knot the live analysis follows (runtime::analysis): the suture of a
+    /// suturing scene, else the first rod; None without rods.
+    pub fn knot_rod(&self) -> Option<usize> {
+        match &self.suturing {
+            Some(s) => Some(s.rod),
+            None => (!self.rods.is_empty()).then_some(0),
+        }
+    }
+
     /// Whether the world can run in the real-time loop: every rod a dynamic Cosserat rod or a
     /// STRANDS rod (solved to equilibrium each tick). The error says which rod is not, and why.
     pub fn check_realtime(&self) -> Result<(), RealtimeError> {

@@ -8,6 +8,13 @@
 //! loop fills a free buffer in place and publishes it; if the viewer holds every buffer, the
 //! physics skips that publication (it never waits). The viewer keeps the newest snapshot and
 //! returns the older ones.
+//!
+//! A second consumer may tap the pool ([`SnapshotTap`], the live knot analysis of
+//! runtime::analysis): when the viewer (or the headless wait) retires a snapshot for a newer one,
+//! the retired buffer is offered to the tap before it goes back to the free ring, and the tap
+//! hands it back through the receiving side (`SnapshotRx::latest` drains it into the free ring).
+//! The physics loop's side is unchanged: it never sees the tap, only that a buffer it published
+//! comes back later than it would without one.
 
 use super::MAX_TOOLS;
 use super::World;
@@ -121,7 +128,8 @@ pub struct LoopFigures {
 /// A copy of the world for display.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
-    /// Physics step index and simulated time [s].
+    /// Physics step index (as the recording numbers its step records: every step taken or
+    /// refused, the first 1) and simulated time [s].
     pub step: u64,
     /// See `step`.
     pub time: f64,
@@ -134,6 +142,69 @@ pub struct Snapshot {
     pub suturing: Option<SuturingSnapshot>,
     /// Loop figures.
     pub figures: LoopFigures,
+    /// The knot as the live analysis last saw it (runtime::analysis), for the HUD. The
+    /// physics loop never sets it: the viewer puts the newest status on its copy, the replay
+    /// player the recording's.
+    pub knot: Option<KnotStatus>,
+}
+
+/// The knot the live analysis found in one snapshot of the suture: its name and its throws in
+/// the order tied. Fixed-size (`Copy`): it travels to the viewer without allocating.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KnotStatus {
+    /// The physics step of the snapshot analysed (as numbered in the recording's step
+    /// records) and its simulated time [s].
+    pub step: u64,
+    /// See `step`.
+    pub time: f64,
+    /// The knot's name.
+    pub name: crate::topology::KnotName,
+    /// The throws in the order tied (`throws[..count]`).
+    pub throws: [Option<crate::topology::Throw>; crate::topology::throws::MAX_THROWS],
+}
+
+impl KnotStatus {
+    /// No knot, at `step`.
+    pub fn none(step: u64, time: f64) -> Self {
+        KnotStatus {
+            step,
+            time,
+            name: crate::topology::KnotName::NotAKnot,
+            throws: [None; crate::topology::throws::MAX_THROWS],
+        }
+    }
+
+    /// A status of `name` with `throws` (those past `MAX_THROWS` are left out).
+    pub fn of(
+        step: u64,
+        time: f64,
+        name: crate::topology::KnotName,
+        throws: &[crate::topology::Throw],
+    ) -> Self {
+        let mut s = KnotStatus {
+            name,
+            ..KnotStatus::none(step, time)
+        };
+        for (dst, t) in s.throws.iter_mut().zip(throws) {
+            *dst = Some(*t);
+        }
+        s
+    }
+
+    /// The throws, in the order tied.
+    pub fn throws(&self) -> impl Iterator<Item = crate::topology::Throw> + '_ {
+        self.throws.iter().map_while(|t| *t)
+    }
+
+    /// `square: single right, single left`, `not a knot`.
+    pub fn describe(&self) -> String {
+        let throws: Vec<String> = self.throws().map(|t| t.describe()).collect();
+        if throws.is_empty() {
+            self.name.as_str().to_string()
+        } else {
+            format!("{}: {}", self.name.as_str(), throws.join(", "))
+        }
+    }
 }
 
 impl Snapshot {
@@ -221,6 +292,16 @@ pub struct SnapshotRx {
     full: HeapCons<Snapshot>,
     free: HeapProd<Snapshot>,
     current: Option<Snapshot>,
+    tap: Option<Box<dyn SnapshotTap>>,
+}
+
+/// A second consumer of the snapshot pool, fed by the first ([`SnapshotRx`]) with the
+/// snapshots it retires. Runs on the receiving side's thread (never the physics loop's).
+pub trait SnapshotTap: Send {
+    /// A retired snapshot: keep it (None) or give it back for the free ring (Some).
+    fn offer(&mut self, s: Snapshot) -> Option<Snapshot>;
+    /// A snapshot the tap is done with, if any (it goes back to the free ring).
+    fn give_back(&mut self) -> Option<Snapshot>;
 }
 
 /// A channel with `buffers` snapshots (≥ 3: one being filled, one in flight, one displayed)
@@ -242,6 +323,7 @@ pub fn snapshot_channel(world: &World, buffers: usize) -> (SnapshotTx, SnapshotR
             full: full_rx,
             free: free_tx,
             current: None,
+            tap: None,
         },
     )
 }
@@ -265,14 +347,38 @@ impl SnapshotTx {
 }
 
 impl SnapshotRx {
-    /// The newest snapshot received so far (older ones go back to the pool).
+    /// The newest snapshot received so far (older ones go back to the pool; with a tap, the
+    /// newest of the retired ones is offered to it first, and what the tap is done with goes
+    /// back to the pool).
     pub fn latest(&mut self) -> Option<&Snapshot> {
+        if let Some(tap) = self.tap.as_mut() {
+            while let Some(s) = tap.give_back() {
+                let _ = self.free.try_push(s);
+            }
+        }
+        let mut retired: Option<Snapshot> = None;
         while let Some(s) = self.full.try_pop() {
-            if let Some(old) = self.current.replace(s) {
-                let _ = self.free.try_push(old);
+            if let Some(old) = self.current.replace(s)
+                && let Some(older) = retired.replace(old)
+            {
+                let _ = self.free.try_push(older);
+            }
+        }
+        if let Some(old) = retired {
+            let back = match self.tap.as_mut() {
+                Some(tap) => tap.offer(old),
+                None => Some(old),
+            };
+            if let Some(b) = back {
+                let _ = self.free.try_push(b);
             }
         }
         self.current.as_ref()
+    }
+
+    /// Feed `tap` the snapshots this side retires (replacing any tap it had).
+    pub fn set_tap(&mut self, tap: Box<dyn SnapshotTap>) {
+        self.tap = Some(tap);
     }
 }
 
@@ -303,5 +409,67 @@ mod tests {
         assert!(tx.publish(|s| s.step = 4));
         assert!(!tx.publish(|s| s.step = 5));
         assert_eq!(rx.latest().unwrap().step, 4);
+    }
+
+    /// A tap that keeps what it is offered while `want`, and gives back what it kept.
+    struct Keep {
+        want: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        kept: std::sync::mpsc::Sender<u64>,
+        held: Vec<Snapshot>,
+    }
+
+    impl SnapshotTap for Keep {
+        fn offer(&mut self, s: Snapshot) -> Option<Snapshot> {
+            if !self.want.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                return Some(s);
+            }
+            let _ = self.kept.send(s.step);
+            self.held.push(s);
+            None
+        }
+        fn give_back(&mut self) -> Option<Snapshot> {
+            self.held.pop()
+        }
+    }
+
+    #[test]
+    fn the_tap_gets_the_newest_retired_snapshot_and_gives_it_back() {
+        let world = World {
+            rods: vec![],
+            time: 0.0,
+            obstacle_motions: vec![],
+            suturing: None,
+        };
+        let (mut tx, mut rx) = snapshot_channel(&world, 4);
+        let want = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (kept, seen) = std::sync::mpsc::channel();
+        rx.set_tap(Box::new(Keep {
+            want: want.clone(),
+            kept,
+            held: Vec::new(),
+        }));
+        // Not wanted: retirees go back to the pool as without a tap.
+        for k in 1..=3 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(rx.latest().unwrap().step, 3);
+        assert!(seen.try_recv().is_err());
+        // Wanted: of the three retired at once, the newest (5) goes to the tap.
+        want.store(true, std::sync::atomic::Ordering::Relaxed);
+        for k in 4..=6 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(rx.latest().unwrap().step, 6);
+        assert_eq!(seen.try_recv(), Ok(5));
+        // The tap holds one buffer: three are left to fill, then the pool is empty ...
+        assert!(tx.publish(|s| s.step = 7));
+        assert!(tx.publish(|s| s.step = 8));
+        assert!(!tx.publish(|s| s.step = 9));
+        // ... until the next look takes the tap's buffer back with the retired ones.
+        assert_eq!(rx.latest().unwrap().step, 8);
+        for k in 10..=12 {
+            assert!(tx.publish(|s| s.step = k));
+        }
+        assert_eq!(tx.skipped, 1);
     }
 }

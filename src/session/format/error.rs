@@ -90,4 +90,12 @@ pub(super) enum PayloadError {
     Hand(u8),
     #[error("unknown chunk kind {0}")]
     UnknownChunk(u8),
+    #[error("throw byte {0} (sense 0 or 1, wraps 1 or 2)")]
+    Throw(u8),
+    #[error("knot event {0}")]
+    KnotEvent(u8),
+    #[error("knot name code out of range")]
+    KnotName,
+    #[error("{0} throws, more than the format's {max}", max = crate::topology::throws::MAX_THROWS)]
+    Throws(usize),
 }

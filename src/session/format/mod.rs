@@ -1,12 +1,14 @@
-//! The session recording format (issue #7), version 2 (issue #22: every device and tool of a
-//! session; version 1 files, one device, still decode). Little-endian throughout.
+//! The session recording format (issue #7), version 3 (issue #22: every device and tool of a
+//! session, version 2; the live knot analysis' records, version 3; version 1 and 2 files still
+//! decode). Little-endian throughout.
 //!
 //! ```text
 //! file   = MAGIC (8 bytes "\x89SUTREC\n") · format version (u32) · chunk*
 //! chunk  = payload length n (u32) · kind (u8) · payload (n bytes) · CRC-32 of kind+payload (u32)
 //! kinds  = 1 header (once, first) · 2 steps · 3 device samples · 4 events · 5 digests · 6 end
+//!          · 7 knots (version 3: the live knot analysis)
 //! ```
-//! A batch chunk (2–5) holds a record count (u32) and the records. Strings are a u32 byte
+//! A batch chunk (2–5, 7) holds a record count (u32) and the records. Strings are a u32 byte
 //! length and UTF-8. The recorder writes a chunk of each kind at least every 50 ms, so a crash
 //! loses at most the chunks not yet written; [`salvage`] reads every whole chunk before the
 //! first damaged one. The end record carries the step count and the final state digest.
@@ -29,7 +31,7 @@ mod write;
 pub use error::DecodeError;
 pub use read::{decode, salvage};
 pub use records::{
-    DT_RANGE, DigestRecord, End, EventRecord, FORMAT_VERSION, Header, HeaderError, MAGIC,
-    MAX_CHUNK, Recording, SampleRecord, StepRecord, ToolHeader, ToolStep,
+    DT_RANGE, DigestRecord, End, EventRecord, FORMAT_VERSION, Header, HeaderError, KnotEvent,
+    KnotRecord, MAGIC, MAX_CHUNK, Recording, SampleRecord, StepRecord, ToolHeader, ToolStep,
 };
 pub use write::{Writer, encode};

@@ -10,10 +10,12 @@ use crate::tissue::Face;
 
 use super::error::{DecodeError, PayloadError};
 use super::records::{
-    DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header, MAGIC,
-    MAX_CHUNK, MIN_DIGEST, MIN_EVENT, MIN_SAMPLE, MIN_STEP, Recording, SAMPLES, STEPS,
-    SampleRecord, StepRecord, ToolHeader, ToolStep,
+    DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header,
+    KNOT_NAMES, KNOTS, KnotEvent, KnotRecord, MAGIC, MAX_CHUNK, MIN_DIGEST, MIN_EVENT, MIN_KNOT,
+    MIN_SAMPLE, MIN_STEP, Recording, SAMPLES, STEPS, SampleRecord, StepRecord, ToolHeader,
+    ToolStep,
 };
+use crate::topology::{Sense, Throw};
 
 /// Reads little-endian values from a chunk's payload; running past its end is an error.
 struct Reader<'a> {
@@ -103,6 +105,55 @@ impl<'a> Reader<'a> {
             angular_velocity: self.vec3()?,
             buttons: self.u32()?,
             hand_force: self.vec3()?,
+        })
+    }
+    fn throw(&mut self) -> Parse<Throw> {
+        let sense = match self.u8()? {
+            0 => Sense::Left,
+            1 => Sense::Right,
+            b => return Err(PayloadError::Throw(b)),
+        };
+        match self.u8()? {
+            w @ (1 | 2) => Ok(Throw { sense, wraps: w }),
+            w => Err(PayloadError::Throw(w)),
+        }
+    }
+    fn knot(&mut self) -> Parse<KnotRecord> {
+        let step = self.u64()?;
+        let time = self.f64()?;
+        let event = match self.u8()? {
+            e @ (0 | 1) => {
+                let index = self.u8()?;
+                let throw = self.throw()?;
+                if e == 0 {
+                    KnotEvent::Added { index, throw }
+                } else {
+                    KnotEvent::Undone { index, throw }
+                }
+            }
+            2 => {
+                self.take(3)?;
+                KnotEvent::Unrecognised
+            }
+            e => return Err(PayloadError::KnotEvent(e)),
+        };
+        let name = *KNOT_NAMES
+            .get(self.u8()? as usize)
+            .ok_or(PayloadError::KnotName)?;
+        let n = self.u8()? as usize;
+        if n > crate::topology::throws::MAX_THROWS {
+            return Err(PayloadError::Throws(n));
+        }
+        let mut throws = Vec::with_capacity(n);
+        for _ in 0..n {
+            throws.push(self.throw()?);
+        }
+        Ok(KnotRecord {
+            step,
+            time,
+            event,
+            name,
+            throws,
         })
     }
     fn event_kind(&mut self) -> Parse<EventKind> {
@@ -371,6 +422,12 @@ fn payload(
                 });
             }
         }
+        KNOTS if version >= 3 => {
+            for _ in 0..r.count(MIN_KNOT)? {
+                let k = r.knot()?;
+                rec.knots.push(k);
+            }
+        }
         END => {
             rec.end = Some(End {
                 steps: r.u64()?,
@@ -506,12 +563,14 @@ pub fn salvage(bytes: &[u8]) -> (Recording, Option<DecodeError>) {
             rec.samples.len(),
             rec.events.len(),
             rec.digests.len(),
+            rec.knots.len(),
         );
         if let Err(what) = payload(kind, &mut r, &mut rec, seen_header, version) {
             rec.steps.truncate(before.0);
             rec.samples.truncate(before.1);
             rec.events.truncate(before.2);
             rec.digests.truncate(before.3);
+            rec.knots.truncate(before.4);
             return (
                 rec,
                 Some(DecodeError::Corrupt {

@@ -6,12 +6,14 @@ use crate::math::Vec3;
 use crate::sim::suturing::Event;
 use crate::sim::tool::Hand;
 use crate::sim::{MAX_TOOLS, ToolTarget};
+use crate::topology::{KnotName, Throw};
 
 /// The first 8 bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"\x89SUTREC\n";
-/// The format version this build writes and the newest it reads (version 2: every device and
-/// tool of a session, issue #22; version 1, one device and tool, still decodes).
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version this build writes and the newest it reads (version 3: the live knot
+/// analysis' records, chunk kind 7; version 2: every device and tool of a session, issue #22;
+/// versions 1 and 2 still decode).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Chunk kinds (the byte after a chunk's length).
 pub(super) const HEADER: u8 = 1;
@@ -20,6 +22,7 @@ pub(super) const SAMPLES: u8 = 3;
 pub(super) const EVENTS: u8 = 4;
 pub(super) const DIGESTS: u8 = 5;
 pub(super) const END: u8 = 6;
+pub(super) const KNOTS: u8 = 7;
 
 /// Smallest encoded size of a step, sample, event and digest record [bytes]: the decoder
 /// refuses a record count its chunk's payload cannot hold.
@@ -30,6 +33,8 @@ pub(super) const MIN_SAMPLE: usize = 8 + 24 + 1;
 pub(super) const MIN_EVENT: usize = 8 + 8 + 1;
 /// See [`MIN_STEP`].
 pub(super) const MIN_DIGEST: usize = 16;
+/// See [`MIN_STEP`].
+pub(super) const MIN_KNOT: usize = 8 + 8 + 4 + 2;
 
 /// Largest chunk payload the decoder accepts [bytes] (the recorder writes far smaller ones).
 pub const MAX_CHUNK: usize = 64 << 20;
@@ -258,6 +263,66 @@ pub struct DigestRecord {
     pub digest: u64,
 }
 
+/// What the live knot analysis saw change (topology::KnotChange, as recorded).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KnotEvent {
+    /// A throw was added at `index` (0: the first).
+    Added {
+        /// Its place in the stack.
+        index: u8,
+        /// The throw.
+        throw: Throw,
+    },
+    /// The throw at `index` was undone.
+    Undone {
+        /// Its place in the stack.
+        index: u8,
+        /// The throw.
+        throw: Throw,
+    },
+    /// The knot became one that is no product of throws.
+    Unrecognised,
+}
+
+/// A change of the suture's knot seen by the live analysis thread (runtime::analysis), and the
+/// knot after it. Not part of the simulation: when it is seen depends on the analysis thread's
+/// timing, so replay's bit-for-bit verification ignores these records (docs/recording-format.md).
+///
+/// Layout (in a chunk of kind 7, format version 3): `step` u64 · `time` f64 · event u8 (0 added,
+/// 1 undone, 2 unrecognised) · `index` u8 · the throw (sense u8: 0 left, 1 right; wraps u8: 1
+/// or 2; both 0 for unrecognised) · `name` u8 (the order of topology::KnotName: 0 not a knot,
+/// 1 single throw, 2 double throw, 3 square, 4 granny, 5 surgeon's, 6 surgeon's same sense,
+/// 7 half hitches, 8 stack, 9 unrecognised) · throw count u8 (at most
+/// topology::throws::MAX_THROWS) · the throws (sense u8, wraps u8 each), in the order tied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnotRecord {
+    /// The physics step of the snapshot analysed (as numbered in the step records) and its
+    /// simulated time [s].
+    pub step: u64,
+    /// See `step`.
+    pub time: f64,
+    /// What changed.
+    pub event: KnotEvent,
+    /// The knot's name after the change.
+    pub name: KnotName,
+    /// Its throws after the change, in the order tied.
+    pub throws: Vec<Throw>,
+}
+
+/// The knot names in the order of their codes in a [`KnotRecord`].
+pub(super) const KNOT_NAMES: [KnotName; 10] = [
+    KnotName::NotAKnot,
+    KnotName::SingleThrow,
+    KnotName::DoubleThrow,
+    KnotName::Square,
+    KnotName::Granny,
+    KnotName::Surgeons,
+    KnotName::SurgeonsSameSense,
+    KnotName::HalfHitches,
+    KnotName::Stack,
+    KnotName::Unrecognised,
+];
+
 /// The end record.
 ///
 /// Layout (chunk kind 6): `steps`, `digest` (u64) · `wall` f64 · `dropped` u64 · `note` str.
@@ -288,6 +353,8 @@ pub struct Recording {
     pub events: Vec<EventRecord>,
     /// State digests, in order.
     pub digests: Vec<DigestRecord>,
+    /// The live knot analysis' records, in order (none before format version 3).
+    pub knots: Vec<KnotRecord>,
     /// The end record (None: the session did not end cleanly).
     pub end: Option<End>,
 }

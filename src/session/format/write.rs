@@ -1,5 +1,5 @@
 //! Encoding: the [`Writer`] appends the preamble and CRC-framed chunks of records to a byte
-//! buffer; [`encode`] writes a whole [`Recording`].
+//! buffer; [`encode`] writes a whole [`Recording`] (a knots chunk only if it has knot records).
 
 use crate::math::{Quat, Vec3};
 use crate::sim::suturing::EventKind;
@@ -8,9 +8,11 @@ use crate::sim::{MAX_TOOLS, ToolTarget};
 use crate::tissue::Face;
 
 use super::records::{
-    DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header, MAGIC,
-    Recording, SAMPLES, STEPS, SampleRecord, StepRecord,
+    DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header,
+    KNOT_NAMES, KNOTS, KnotEvent, KnotRecord, MAGIC, Recording, SAMPLES, STEPS, SampleRecord,
+    StepRecord,
 };
+use crate::topology::{Sense, Throw};
 
 /// Appends little-endian values to a byte buffer.
 #[derive(Default)]
@@ -294,6 +296,45 @@ impl Writer {
         });
     }
 
+    fn throw(&mut self, t: &Throw) {
+        self.u8(match t.sense {
+            Sense::Left => 0,
+            Sense::Right => 1,
+        });
+        self.u8(t.wraps);
+    }
+
+    /// A chunk of the live knot analysis' records (format version 3).
+    pub fn knots(&mut self, knots: &[KnotRecord]) {
+        self.chunk(KNOTS, |w| {
+            w.u32(knots.len() as u32);
+            for k in knots {
+                w.u64(k.step);
+                w.f64(k.time);
+                match &k.event {
+                    KnotEvent::Added { index, throw } | KnotEvent::Undone { index, throw } => {
+                        w.u8(u8::from(matches!(k.event, KnotEvent::Undone { .. })));
+                        w.u8(*index);
+                        w.throw(throw);
+                    }
+                    KnotEvent::Unrecognised => {
+                        w.u8(2);
+                        w.u8(0);
+                        w.u8(0);
+                        w.u8(0);
+                    }
+                }
+                w.u8(KNOT_NAMES.iter().position(|n| *n == k.name).unwrap_or(0) as u8);
+                // At most MAX_THROWS (the decoder refuses more); a longer list is cut here.
+                let throws = &k.throws[..k.throws.len().min(crate::topology::throws::MAX_THROWS)];
+                w.u8(throws.len() as u8);
+                for t in throws {
+                    w.throw(t);
+                }
+            }
+        });
+    }
+
     /// The end chunk.
     pub fn end(&mut self, e: &End) {
         self.chunk(END, |w| {
@@ -315,6 +356,9 @@ pub fn encode(r: &Recording) -> Vec<u8> {
     w.samples(&r.samples);
     w.events(&r.events);
     w.digests(&r.digests);
+    if !r.knots.is_empty() {
+        w.knots(&r.knots);
+    }
     if let Some(e) = &r.end {
         w.end(e);
     }
