@@ -155,6 +155,10 @@ pub struct Instrument {
     pub coupling_force: Vec3,
     /// Index of its first obstacle among the suture's contact (jaw A, jaw B, shaft follow).
     pub first_obstacle: usize,
+    /// The suture's nodes the jaws just let go of (first, last): still not pushed by the
+    /// jaws until each lies clear of both, so the opening jaws do not strike the strand
+    /// that lay squeezed between them.
+    pub released: Option<(usize, usize)>,
     force: Vec3,
     torque: Vec3,
 }
@@ -192,6 +196,7 @@ impl Instrument {
             home,
             coupling_force: Vec3::zeros(),
             first_obstacle,
+            released: None,
             force: Vec3::zeros(),
             torque: Vec3::zeros(),
         }
@@ -384,6 +389,9 @@ impl Instruments {
                 if matches!(ins.hold, Hold::Needle { .. }) {
                     self.needle_holder = None;
                 }
+                if let Hold::Suture { segment, .. } = ins.hold {
+                    ins.released = Some(held_nodes(segment, x.len()));
+                }
                 ins.hold = Hold::Nothing;
                 self.grips.grips[k] = None;
                 self.changes[k] = Some(GraspChange::Opened);
@@ -392,6 +400,7 @@ impl Instruments {
             // step, pulled onto the jaws' bisector as they close).
             let bite = std::mem::take(&mut ins.bite);
             if bite && matches!(ins.hold, Hold::Nothing) {
+                ins.released = None;
                 self.changes[k] = Some(catch(ins, needle, x, rod_radius, broken));
                 match ins.hold {
                     Hold::Needle { .. } => {
@@ -414,6 +423,18 @@ impl Instruments {
                 }
             }
             ins.move_jaws(h);
+            // The let-go nodes are the jaws' again once each lies clear of both jaws.
+            if let Some((lo, hi)) = ins.released {
+                let caps = ins.capsules();
+                let clear = x[lo..=hi].iter().all(|p| {
+                    caps[..2]
+                        .iter()
+                        .all(|(a, b, r)| segment::distance(p, p, a, b).distance > r + rod_radius)
+                });
+                if clear {
+                    ins.released = None;
+                }
+            }
         }
         // The instrument that lost the needle in a hand-over holds nothing now.
         for (k, ins) in self.list.iter_mut().enumerate() {
@@ -477,9 +498,11 @@ impl Instruments {
             }
             // The held suture point is not pushed by its own jaws.
             self.exempt.iter_mut().for_each(|e| *e = false);
-            if let Hold::Suture { segment, .. } = ins.hold {
-                let lo = segment.saturating_sub(1);
-                let hi = (segment + 2).min(nodes - 1);
+            let held = match ins.hold {
+                Hold::Suture { segment, .. } => Some(held_nodes(segment, nodes)),
+                _ => ins.released,
+            };
+            if let Some((lo, hi)) = held {
                 self.exempt[lo..=hi].iter_mut().for_each(|e| *e = true);
             }
             c.set_exempt(ins.first_obstacle, &self.exempt);
@@ -568,6 +591,10 @@ impl Instruments {
             if let Some(g) = &self.grips.grips[k] {
                 d.vec3(&g.force);
             }
+            if let Some((lo, hi)) = i.released {
+                d.u64(lo as u64);
+                d.u64(hi as u64);
+            }
         }
     }
 }
@@ -597,6 +624,11 @@ fn jaw_turn(a0: &Vec3, b0: &Vec3, a: &Vec3, b: &Vec3) -> Mat3 {
     }
     // Rotation about y by `ang` takes the x–z direction at atan2(z, x) = φ to φ − ang.
     nalgebra::Rotation3::from_axis_angle(&Vec3::y_axis(), ang).into_inner()
+}
+
+/// The nodes around a held segment that its jaws do not push (first, last).
+fn held_nodes(segment: usize, nodes: usize) -> (usize, usize) {
+    (segment.saturating_sub(1), (segment + 2).min(nodes - 1))
 }
 
 /// The jaws start to close: take the needle if it lies between them, else the suture's
