@@ -17,6 +17,7 @@ use std::time::Instant;
 use suture::scene::{self, Overrides};
 use suture::session::format;
 use suture::session::replay::tools_for;
+use suture::sim::DigestVersion;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -83,7 +84,7 @@ fn main() {
         while let Some(d) = next_digest.next_if(|d| d.step <= i as u64 + 1) {
             if d.step == i as u64 + 1 {
                 digests += 1;
-                mismatched += u64::from(world.digest() != d.digest);
+                mismatched += u64::from(world.digest_as(&tools, DigestVersion::V1) != d.digest);
             }
         }
         let (it, conv) = match &r.error {

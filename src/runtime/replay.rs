@@ -9,7 +9,7 @@
 use crate::session::format::Recording;
 use crate::session::replay::{ReplayError, tools_for};
 use crate::sim::snapshot::SnapshotTx;
-use crate::sim::{Tool, World};
+use crate::sim::{DigestVersion, Tool, World};
 use ringbuf::HeapCons;
 use ringbuf::traits::Consumer;
 use std::sync::Arc;
@@ -95,7 +95,9 @@ impl Player {
         let step = self.index as u64;
         if let Ok(k) = self.rec.digests.binary_search_by_key(&step, |d| d.step) {
             self.digests_checked += 1;
-            if self.world.digest() != self.rec.digests[k].digest && self.diverged_at.is_none() {
+            if self.world.digest_as(&self.tools, DigestVersion::V1) != self.rec.digests[k].digest
+                && self.diverged_at.is_none()
+            {
                 self.diverged_at = Some(step);
             }
         }

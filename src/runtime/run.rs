@@ -15,7 +15,7 @@ use crate::session::replay::build_tool;
 use crate::sim::snapshot::{KnotStatus, SnapshotRx, snapshot_channel};
 use crate::sim::tool::Hand;
 use crate::sim::tool::ToolSetup;
-use crate::sim::{MAX_TOOLS, Tool, World};
+use crate::sim::{DigestVersion, MAX_TOOLS, Tool, World};
 use ringbuf::HeapRb;
 use ringbuf::traits::Split;
 use std::fmt;
@@ -385,7 +385,7 @@ impl Running {
         let analysis = self.analysis.and_then(Analysis::stop);
         let recorder = self.recorder.finish(End {
             steps: physics.recorded_steps,
-            digest: physics.world.digest(),
+            digest: physics.world.digest_as(&physics.tools, DigestVersion::V1),
             wall,
             dropped: 0,
             note: "stopped".into(),

@@ -7,7 +7,7 @@
 use super::format::{Recording, StepRecord, ToolHeader};
 use super::recorder::capture;
 use crate::sim::World;
-use crate::sim::{Gains, MAX_TOOLS, NoSuchNode, Tool};
+use crate::sim::{DigestVersion, Gains, MAX_TOOLS, NoSuchNode, Tool};
 use std::fmt;
 
 /// The first place a replay left the recorded run.
@@ -263,7 +263,7 @@ pub fn replay_each(
             if d.step < s.step {
                 continue;
             }
-            let mine = world.digest();
+            let mine = world.digest_as(&tools, DigestVersion::V1);
             if mine != d.digest {
                 report.divergence = Some(Divergence {
                     step: s.step,
@@ -280,13 +280,14 @@ pub fn replay_each(
     if let Some(e) = &rec.end
         && e.steps == report.steps
     {
-        report.end_matched = Some(world.digest() == e.digest);
+        let mine = world.digest_as(&tools, DigestVersion::V1);
+        report.end_matched = Some(mine == e.digest);
         if report.end_matched == Some(false) {
             report.divergence = Some(Divergence {
                 step: e.steps,
                 what: "final state digest",
                 recorded: format!("{:016x}", e.digest),
-                replayed: format!("{:016x}", world.digest()),
+                replayed: format!("{mine:016x}"),
             });
         }
     }
