@@ -12,7 +12,7 @@ use crate::session::format::{DigestRecord, EventRecord};
 use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
 use crate::sim::snapshot::{SnapshotTx, ToolSnapshot};
 use crate::sim::tool::Hand;
-use crate::sim::{DigestVersion, MAX_TOOLS, Tool, ToolState, World};
+use crate::sim::{MAX_TOOLS, Tool, ToolState, World};
 use ringbuf::HeapProd;
 use ringbuf::traits::Producer;
 use std::sync::Arc;
@@ -124,7 +124,7 @@ pub fn spawn(
                 if index.is_multiple_of(DIGEST_EVERY) {
                     rec.push(PhysicsRecord::Digest(DigestRecord {
                         step: index,
-                        digest: world.digest_as(&tools, DigestVersion::V1),
+                        digest: world.digest(&tools),
                     }));
                 }
             }

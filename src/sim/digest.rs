@@ -60,10 +60,10 @@ impl DigestVersion {
     pub fn describe(self) -> &'static str {
         match self {
             DigestVersion::V1 => {
-                "state digest version 1 (of recordings before format 4; it leaves out some state \
-                 carried between steps)"
+                "state digest version 1, of recordings before format 4: it leaves out some \
+                 state carried between steps"
             }
-            DigestVersion::V2 => "state digest version 2 (every piece of carried state)",
+            DigestVersion::V2 => "state digest version 2: every piece of carried state",
         }
     }
 }
