@@ -66,6 +66,9 @@ fn main() {
     // alone would drop, without preemption.
     let (mut lag, mut dropped) = (0.0f64, 0u64);
     let (mut digests, mut mismatched) = (0u64, 0u64);
+    let version = h
+        .digest()
+        .expect("a state digest version this build computes");
     let mut next_digest = rec.digests.iter().peekable();
     let trace: Option<(usize, usize)> = opt("--trace").map(|v| {
         let (a, b) = v.split_once(':').expect("--trace FROM:TO");
@@ -83,7 +86,7 @@ fn main() {
         while let Some(d) = next_digest.next_if(|d| d.step <= i as u64 + 1) {
             if d.step == i as u64 + 1 {
                 digests += 1;
-                mismatched += u64::from(world.digest() != d.digest);
+                mismatched += u64::from(world.digest_as(&tools, version) != d.digest);
             }
         }
         let (it, conv) = match &r.error {

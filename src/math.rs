@@ -604,4 +604,98 @@ impl Digest {
             self.vec3(x);
         }
     }
+    /// Feed a count or an index.
+    #[inline]
+    pub fn usize(&mut self, x: usize) {
+        self.u64(x as u64);
+    }
+    /// Feed a flag (as one u64: 0 or 1).
+    #[inline]
+    pub fn bool(&mut self, x: bool) {
+        self.u64(u64::from(x));
+    }
+    /// Feed a slice of flags: its length, then the flags packed 64 to a word.
+    pub fn bools(&mut self, v: &[bool]) {
+        self.usize(v.len());
+        for chunk in v.chunks(64) {
+            let word = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &b)| w | (u64::from(b) << i));
+            self.u64(word);
+        }
+    }
+    /// Feed a slice of numbers: its length, then each.
+    pub fn f64s(&mut self, v: &[f64]) {
+        self.usize(v.len());
+        for x in v {
+            self.f64(*x);
+        }
+    }
+    /// Feed a matrix's components (column-major).
+    #[inline]
+    pub fn mat3(&mut self, m: &Mat3) {
+        for c in m.iter() {
+            self.f64(*c);
+        }
+    }
+    /// Feed a string's length and bytes.
+    pub fn str(&mut self, s: &str) {
+        self.usize(s.len());
+        for b in s.bytes() {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// Helpers for the state-digest tests of every module that carries state from step to step:
+/// each perturbs one piece of state by the smallest change (one ulp of an f64, one step of an
+/// index, a flag flipped) and asserts that the digest sees it.
+#[cfg(test)]
+pub(crate) mod digest_test {
+    use super::{Mat3, Quat, Vec3};
+
+    /// One ulp up.
+    pub fn ulp(x: &mut f64) {
+        *x = x.next_up();
+    }
+    /// One ulp up in the last component of `v`.
+    pub fn ulp3(v: &mut Vec3) {
+        ulp(&mut v.z);
+    }
+    /// One ulp up in the last component of `m`.
+    pub fn ulp_m(m: &mut Mat3) {
+        ulp(&mut m[(2, 2)]);
+    }
+    /// One ulp up in the scalar part of `q` (kept as stored: no renormalisation).
+    pub fn ulp_q(q: &mut Quat) {
+        let mut c = q.into_inner();
+        ulp(&mut c.w);
+        *q = Quat::new_unchecked(c);
+    }
+
+    /// A named change of a state.
+    pub type Change<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
+    /// Assert that `digest` is reproducible on a copy of `base` and that each change, applied
+    /// alone to a copy of `base`, changes it. Panics naming every change the digest missed.
+    pub fn assert_each_changes<T: Clone>(
+        base: &T,
+        digest: impl Fn(&T) -> u64,
+        changes: &[Change<'_, T>],
+    ) {
+        let d0 = digest(base);
+        assert_eq!(d0, digest(&base.clone()), "the digest is not reproducible");
+        let missed: Vec<&str> = changes
+            .iter()
+            .filter(|(_, change)| {
+                let mut s = base.clone();
+                change(&mut s);
+                digest(&s) == d0
+            })
+            .map(|(name, _)| *name)
+            .collect();
+        assert!(missed.is_empty(), "the digest misses: {missed:?}");
+    }
 }

@@ -482,12 +482,58 @@ impl Half {
 }
 
 impl Tissue {
-    /// Feed the lattice's dynamic state (displacements and velocities of both halves) to a
-    /// state digest.
-    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+    /// Feed the lattice's displacements and velocities (both halves) to a state digest: what
+    /// digest version 1 (`sim::DigestVersion::V1`) covers of the tissue. Kept bit for bit for
+    /// the recordings that carry it.
+    pub fn digest_v1_into(&self, d: &mut crate::math::Digest) {
         for h in &self.halves {
             d.vec3s(&h.u);
             d.vec3s(&h.v);
+        }
+    }
+
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): per
+    /// half, the displacements, velocities and the forces applied for the next step
+    /// ([`Tissue::apply_force`]). Every field is named here, so a new one must be placed on
+    /// one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Tissue {
+            // The scene's material and pad, and what the lattice is built from.
+            params: _,
+            geometry: _,
+            y_top: _,
+            y_bot: _,
+            halves,
+        } = self;
+        for h in halves {
+            let Half {
+                // The lattice as built.
+                x0: _,
+                x1: _,
+                z0: _,
+                z1: _,
+                nx: _,
+                nz: _,
+                dof: _,
+                mass: _,
+                springs: _,
+                // (M + hC + h²K)⁻¹: a cache of the step size and the lattice.
+                inv: _,
+                h_built: _,
+                // Scratch of one step.
+                rhs: _,
+                ku: _,
+                z: _,
+                au: _,
+                small: _,
+                small_rhs: _,
+                u,
+                v,
+                f,
+            } = h;
+            d.vec3s(u);
+            d.vec3s(v);
+            d.vec3s(f);
         }
     }
 
@@ -888,6 +934,75 @@ fn sym_mul(a: &DMatrix<f64>, b: &[f64], z: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The state digest sees one ulp of every piece of state a step carries to the next, in
+    /// either half.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp3};
+        let mut t = Tissue::new(
+            TissueGeometry {
+                center: Vec3::zeros(),
+                size: Vec3::new(0.02, 0.005, 0.01),
+                gap: 1e-3,
+            },
+            TissueParams {
+                youngs_modulus: 1e5,
+                density: 1000.0,
+                mass_damping: 1.0,
+                stiffness_damping: 1e-3,
+                spacing: 2.5e-3,
+            },
+        );
+        let press = |t: &mut Tissue| {
+            for (half, x) in [(0, -0.004), (1, 0.004)] {
+                let m = MaterialPoint {
+                    half,
+                    rest: Vec3::new(x, 0.0025, 0.0),
+                };
+                t.apply_force(&m, &Vec3::new(0.0, -0.1, 0.01));
+            }
+        };
+        press(&mut t);
+        t.step(1e-3);
+        press(&mut t);
+        let digest = |t: &Tissue| {
+            let mut d = crate::math::Digest::default();
+            t.digest_into(&mut d);
+            d.0
+        };
+        let last = |t: &Tissue, h: usize| t.halves[h].u.len() - 1;
+        assert_each_changes(
+            &t,
+            digest,
+            &[
+                ("halves[0].u", &|t| {
+                    let k = last(t, 0);
+                    ulp3(&mut t.halves[0].u[k])
+                }),
+                ("halves[1].u", &|t| {
+                    let k = last(t, 1);
+                    ulp3(&mut t.halves[1].u[k])
+                }),
+                ("halves[0].v", &|t| {
+                    let k = last(t, 0);
+                    ulp3(&mut t.halves[0].v[k])
+                }),
+                ("halves[1].v", &|t| {
+                    let k = last(t, 1);
+                    ulp3(&mut t.halves[1].v[k])
+                }),
+                ("halves[0].f", &|t| {
+                    let k = last(t, 0);
+                    ulp3(&mut t.halves[0].f[k])
+                }),
+                ("halves[1].f", &|t| {
+                    let k = last(t, 1);
+                    ulp3(&mut t.halves[1].f[k])
+                }),
+            ],
+        );
+    }
 
     /// `sym_mul` is bit for bit the plain `Iterator::sum` dot products (a replay of a session
     /// recorded before it must not diverge), for sizes with and without a remainder of 4.

@@ -51,13 +51,13 @@ fn record(path: &str) -> (Recording, Vec<Vec3>) {
         if k % 100 == 0 {
             rec.digests.push(DigestRecord {
                 step: k,
-                digest: sc.world.digest(),
+                digest: sc.world.digest(&[]),
             });
         }
     }
     rec.end = Some(End {
         steps: STEPS,
-        digest: sc.world.digest(),
+        digest: sc.world.digest(&[]),
         ..Default::default()
     });
     let x = sc.world.rods[0].positions().to_vec();

@@ -11,7 +11,7 @@ use suture::session::format::{
 };
 use suture::sim::suturing::{Event, EventKind};
 use suture::sim::tool::Hand;
-use suture::sim::{MAX_TOOLS, ToolTarget};
+use suture::sim::{DigestVersion, MAX_TOOLS, ToolTarget};
 use suture::tissue::Face;
 use suture::topology::{KnotName, Sense, Throw};
 
@@ -125,6 +125,8 @@ impl Rng {
         let more = tools.len() > 1;
         let header = Header {
             crate_version: self.s(),
+            build: self.s(),
+            digest_version: self.next() as u32,
             scene_path: self.s(),
             scene_text: self.s(),
             dt: self.f(),
@@ -477,10 +479,10 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
         let mut p = Player::new(Arc::new(rec.clone()), world).unwrap();
         p.command(ReplayCommand::Seek(1.0));
         assert_eq!(p.index, 1000);
-        assert_eq!(p.world.digest(), digest_at(1000));
+        assert_eq!(p.digest(), digest_at(1000));
         p.command(ReplayCommand::Seek(0.5));
         assert_eq!(p.index, 500);
-        assert_eq!(p.world.digest(), digest_at(500));
+        assert_eq!(p.digest(), digest_at(500));
         p.command(ReplayCommand::SetPaused(true));
         assert_eq!(p.advance(0.5), 0);
         p.command(ReplayCommand::SetPaused(false));
@@ -491,7 +493,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
         assert_eq!(p.speed, 16.0);
         p.command(ReplayCommand::Seek(1e9));
         assert_eq!(p.index, rec.steps.len());
-        assert_eq!(p.world.digest(), end.digest);
+        assert_eq!(p.digest(), end.digest);
         assert_eq!(p.diverged_at, None);
         assert!(p.digests_checked >= 20);
     }
@@ -513,8 +515,193 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
     println!("{out}");
     assert_eq!(o.status.code(), Some(1));
     assert!(out.contains("replay diverges at step 700:"), "{out}");
+
+    // The recording names this build and carries digests of version 2.
+    assert_eq!(rec.header.build, format::BUILD);
+    assert_eq!(rec.header.digest(), Some(DigestVersion::V2));
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("final digest (state digest version 2"),
+        "{out}"
+    );
+
+    // A recording whose header names another build: a divergence is that build's, not the
+    // simulation's (exit 1 all the same: it did not verify); a match is a match (exit 0),
+    // with the note.
+    let other = "suture 0.1.0, sim 0123456789abcdef, rustc 1.0.0 (000000000 2015-05-15), \
+                 x86_64-unknown-linux-gnu";
+    for (diverging, code) in [(true, 1), (false, 0)] {
+        let mut r = if diverging {
+            altered.clone()
+        } else {
+            rec.clone()
+        };
+        r.header.build = other.into();
+        std::fs::write(&bad, format::encode(&r)).unwrap();
+        let o = bin()
+            .args(["replay", "--headless", "--verify"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        println!("{out}{err}");
+        assert_eq!(o.status.code(), Some(code), "{out}{err}");
+        let said = format!(
+            "recorded by another build ({other}; this is {})",
+            format::BUILD
+        );
+        assert!(out.contains(&said), "{out}");
+        assert!(!out.contains("replay diverges"), "{out}");
+        assert!(
+            err.contains(&format!("was recorded by another build ({other}")),
+            "{err}"
+        );
+        if diverging {
+            assert!(
+                out.contains("leaves the recording at step 700: tool position"),
+                "{out}"
+            );
+        } else {
+            assert!(out.contains("replay matches bit for bit"), "{out}");
+        }
+    }
+
+    // A digest recorded wrong is found at its step (the per-step outputs matched).
+    let mut wrong = rec.clone();
+    wrong.digests[4].digest ^= 1;
+    let at = wrong.digests[4].step;
+    std::fs::write(&bad, format::encode(&wrong)).unwrap();
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("replay diverges at step {at}: state digest")),
+        "{out}"
+    );
+
+    // The same session as a build before format 4 wrote it: format 3, digests of version 1
+    // (recomputed here by re-simulating it). It verifies bit for bit, steps and digests, and
+    // says which digest it carries; so does format 2.
+    let mut old = rec.clone();
+    (old.header.build, old.header.digest_version) = (String::new(), 1);
+    {
+        let h = &rec.header;
+        let sc = suture::scene::parse(
+            &h.scene_path,
+            &h.scene_text,
+            suture::scene::Overrides::default(),
+        )
+        .unwrap();
+        let mut world = sc.world;
+        let mut tools = suture::session::replay::tools_for(&rec, &world).unwrap();
+        let n = tools.len();
+        let mut digests = old.digests.iter_mut().peekable();
+        for s in &rec.steps {
+            world.step(&mut tools, &s.targets()[..n], h.dt);
+            while let Some(d) = digests.next_if(|d| d.step <= s.step) {
+                d.digest = world.digest_as(&tools, DigestVersion::V1);
+            }
+        }
+        old.end.as_mut().unwrap().digest = world.digest_as(&tools, DigestVersion::V1);
+        assert_ne!(
+            world.digest_as(&tools, DigestVersion::V1),
+            world.digest(&tools)
+        );
+    }
+    for version in [3, 2] {
+        std::fs::write(&bad, format::encode_as(&old, version)).unwrap();
+        let back = format::decode(&std::fs::read(&bad).unwrap()).unwrap();
+        assert_eq!(back.header.digest(), Some(DigestVersion::V1));
+        assert_eq!(back.header.provenance(), format::Provenance::Unknown);
+        let o = bin()
+            .args(["replay", "--headless", "--verify"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        println!("format {version}: {out}");
+        assert_eq!(o.status.code(), Some(0), "{out}");
+        assert!(
+            out.contains(&format!(
+                "replay matches bit for bit: {} steps, {} state digests, final digest \
+                 (state digest version 1",
+                rec.steps.len(),
+                rec.digests.len()
+            )),
+            "{out}"
+        );
+    }
+    // Altered, it diverges at the same step, and says the file names no build.
+    let mut old_altered = old.clone();
+    old_altered.steps[699].target.as_mut().unwrap().position.x += 1e-6;
+    std::fs::write(&bad, format::encode_as(&old_altered, 3)).unwrap();
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("replay diverges at step 700:"), "{out}");
+    assert!(
+        out.contains("the recording names no build (none before format 4 does)"),
+        "{out}"
+    );
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_file(&bad);
+}
+
+/// The committed recording of tests/replay_fixture.rs (format 1) carries digests of version 1
+/// and says so; a header with a digest version this build does not compute is refused (exit
+/// 2) naming it.
+#[test]
+fn old_recordings_say_which_digest_they_carry() {
+    let fixture = "tests/fixtures/replay/knot_tying_stitch.surec";
+    let rec = format::decode(&std::fs::read(fixture).unwrap()).unwrap();
+    assert_eq!(rec.header.digest(), Some(DigestVersion::V1));
+    assert_eq!(rec.header.provenance(), format::Provenance::Unknown);
+    let o = bin()
+        .args(["replay", "--headless", "--verify", fixture])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("30 state digests, final digest (state digest version 1"),
+        "{out}"
+    );
+    let mut newer = rec;
+    newer.header.digest_version = DigestVersion::CURRENT.number() + 1;
+    let f = tmp("newer_digest.surec");
+    std::fs::write(&f, format::encode(&newer)).unwrap();
+    let o = bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "header.digest_version must be a state digest version this build computes (1 to {}), got {}",
+            DigestVersion::CURRENT.number(),
+            DigestVersion::CURRENT.number() + 1
+        )),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&f);
 }
 
 #[test]
@@ -869,22 +1056,59 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Format version 3 added the live knot analysis' chunk (kind 7) and nothing else: a file that
-/// says version 2 still decodes as one (without knot records), and a kind 7 chunk in it is
+/// What a recording of format `version` holds of `r`: version 1 one right-hand tool (no
+/// instrument) and no further tools in its steps, samples of tool 0; versions 1 and 2 no knot
+/// records; versions 1 to 3 no build and digests of version 1.
+fn as_version(r: &Recording, version: u32) -> Recording {
+    let mut r = r.clone();
+    if version < 4 {
+        (r.header.build, r.header.digest_version) = (String::new(), 1);
+    }
+    if version < 3 {
+        r.knots.clear();
+    }
+    if version < 2 {
+        r.header.tools.truncate(1);
+        for t in &mut r.header.tools {
+            (t.hand, t.instrument) = (Hand::Right, None);
+        }
+        for s in &mut r.steps {
+            s.more_tools = [None; MAX_TOOLS - 1];
+        }
+        for s in &mut r.samples {
+            s.tool = 0;
+        }
+    }
+    r
+}
+
+/// Every older format this build reads decodes what it holds (format 4 added the build and
+/// the digest version to the header: older files carry digests of version 1 and name no
+/// build). Format 3 added the live knot analysis' chunk (kind 7): in a file of version 2 it is
 /// refused as an unknown chunk, keeping what came before it.
 #[test]
-fn version_2_files_decode_and_knot_chunks_are_version_3() {
+fn older_formats_decode_and_knot_chunks_are_version_3() {
     let mut rng = Rng(0x5eed);
+    assert_eq!(format::FORMAT_VERSION, 4);
+    for _ in 0..50 {
+        let (mut r, _) = whole(&mut rng);
+        if r.header.tools.is_empty() {
+            r.header.tools.push(ToolHeader::default());
+        }
+        for version in 1..=4 {
+            let want = as_version(&r, version);
+            let bytes = format::encode_as(&want, version);
+            assert_eq!(
+                u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+                version
+            );
+            assert_eq!(format::decode(&bytes).unwrap(), want, "version {version}");
+        }
+    }
     let (mut r, _) = whole(&mut rng);
-    r.knots.clear();
-    let mut bytes = format::encode(&r);
-    assert_eq!(format::FORMAT_VERSION, 3);
-    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
-    assert_eq!(format::decode(&bytes).unwrap(), r);
+    r = as_version(&r, 2);
     r.knots = vec![rng.knot()];
-    let mut bytes = format::encode(&r);
-    assert_eq!(format::decode(&bytes).unwrap(), r);
-    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let bytes = format::encode_as(&r, 2);
     let (back, err) = format::salvage(&bytes);
     assert!(
         matches!(&err, Some(DecodeError::Corrupt { what, .. }) if what == "unknown chunk kind 7"),

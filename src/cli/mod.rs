@@ -46,15 +46,23 @@ fn recorded_scene(
     .map_err(|e| format!("{file}: its scene: {e}"))
 }
 
-/// Warn when a recording was made by another version of suture: a re-simulation (replay,
-/// the frames of `export`, the knot of `assess`) is bit for bit only on the same build.
+/// Warn when a recording was made by another build of suture (its header's build identity,
+/// docs/recording-format.md; a recording before format 4 names none: then another crate
+/// version): a re-simulation (replay, the frames of `export`, the knot of `assess`) is bit for
+/// bit only on the build that recorded it.
 fn warn_other_build(file: &str, h: &suture::session::format::Header) {
-    if h.crate_version != env!("CARGO_PKG_VERSION") {
-        eprintln!(
+    use suture::session::format::{BUILD, Provenance};
+    match h.provenance() {
+        Provenance::ThisBuild => {}
+        Provenance::OtherBuild(b) => eprintln!(
+            "warning: {file} was recorded by another build ({b}; this is {BUILD}): bit-for-bit replay needs the same build"
+        ),
+        Provenance::Unknown if h.crate_version != env!("CARGO_PKG_VERSION") => eprintln!(
             "warning: {file} was recorded by suture {}, this is {}: bit-for-bit replay needs the same build",
             h.crate_version,
             env!("CARGO_PKG_VERSION")
-        );
+        ),
+        Provenance::Unknown => {}
     }
 }
 

@@ -187,9 +187,13 @@ fn view(
             p.time(),
             length,
             p.digests_checked,
-            match p.diverged_at {
-                None => String::new(),
-                Some(s) => format!(", DIVERGED at step {s}"),
+            match (p.diverged_at, h.provenance()) {
+                (None, _) => String::new(),
+                (Some(s), suture::session::format::Provenance::OtherBuild(b)) => format!(
+                    ", left the recording at step {s}: recorded by another build ({b}; this is {})",
+                    suture::session::format::BUILD
+                ),
+                (Some(s), _) => format!(", DIVERGED at step {s}"),
             }
         );
     }

@@ -124,6 +124,45 @@ impl LaggedContact {
         }
     }
 
+    /// Feed the state a frame carries to the next (a state digest, `sim::World::digest`):
+    /// the contact loads (the next frame's warm start), the obstacles' and self-contact's own
+    /// state, and the last frame's passes and motion. Every field is named here, so a new one
+    /// must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let LaggedContact {
+            contact,
+            self_contact,
+            // The scene's settings.
+            max_passes: _,
+            tolerance: _,
+            // Scratch of one frame: reset or overwritten before they are read.
+            fresh: _,
+            previous: _,
+            brackets: _,
+            grad: _,
+            passes,
+            change,
+            loads,
+        } = self;
+        match contact {
+            None => d.u64(0),
+            Some(c) => {
+                d.u64(1);
+                c.digest_into(d);
+            }
+        }
+        match self_contact {
+            None => d.u64(0),
+            Some(c) => {
+                d.u64(1);
+                c.digest_into(d);
+            }
+        }
+        d.usize(*passes);
+        d.f64(*change);
+        d.vec3s(loads);
+    }
+
     /// The contact forces `−∇V` at `x` into `fresh`.
     fn forces(&mut self, x: &[Vec3]) {
         self.grad.iter_mut().for_each(|g| *g = 0.0);
@@ -242,5 +281,55 @@ impl LaggedContact {
         self.passes = report.passes;
         self.change = report.change;
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::{Obstacle, Shape};
+
+    /// The state digest sees the smallest change of every piece of state a frame carries to
+    /// the next (the obstacles' and self-contact's own pieces: their modules' tests).
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
+        let plane = Obstacle {
+            shape: Shape::Plane {
+                point: Vec3::zeros(),
+                normal: Vec3::y(),
+            },
+            friction: 0.0,
+        };
+        let mut c = LaggedContact::new(
+            4,
+            Some(Box::new(ObstacleContact::new(vec![plane], 1e-3, 4, 10.0))),
+            Some(Box::new(SelfContact::new(1e-3, 1e-3))),
+        );
+        c.loads[3] = Vec3::new(0.0, 0.2, 0.0);
+        c.passes = 3;
+        c.change = 1e-7;
+        let digest = |c: &LaggedContact| {
+            let mut d = crate::math::Digest::default();
+            c.digest_into(&mut d);
+            d.0
+        };
+        assert_each_changes(
+            &c,
+            digest,
+            &[
+                ("loads", &|c| ulp3(&mut c.loads[3])),
+                ("passes", &|c| c.passes += 1),
+                ("change", &|c| ulp(&mut c.change)),
+                ("contact", &|c| {
+                    ulp(&mut c.contact.as_mut().expect("some").stiffness)
+                }),
+                ("contact (none)", &|c| c.contact = None),
+                ("self_contact", &|c| {
+                    ulp(&mut c.self_contact.as_mut().expect("some").params.stiffness)
+                }),
+                ("self_contact (none)", &|c| c.self_contact = None),
+            ],
+        );
     }
 }

@@ -186,6 +186,35 @@ impl Shape {
         }
     }
 
+    /// Feed the geometry to a state digest.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        match self {
+            Shape::Plane { point, normal } => {
+                d.u64(0);
+                d.vec3(point);
+                d.vec3(normal);
+            }
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                half_length,
+            } => {
+                d.u64(1);
+                d.vec3(center);
+                d.vec3(axis);
+                d.f64(*radius);
+                d.f64(*half_length);
+            }
+            Shape::Capsule { a, b, radius } => {
+                d.u64(2);
+                d.vec3(a);
+                d.vec3(b);
+                d.f64(*radius);
+            }
+        }
+    }
+
     /// Curvature radius of the surface for conservative advancement [m] (∞ for a plane).
     fn curvature_radius(&self) -> f64 {
         match self {
@@ -379,6 +408,51 @@ impl ObstacleContact {
         let (r1, t1) = &self.pose[o];
         let q = r0.transpose() * (p - c - t0);
         c + t1 + r1 * q - p
+    }
+
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): each
+    /// obstacle as posed now, its pose and the pose before (friction measures sliding relative
+    /// to the surface's move between them), the adaptive penalty stiffness, the nodes exempt
+    /// from each obstacle, and the statistics of the last accepted state. The lagged friction
+    /// (`lags`, the start positions) is not carried: [`NodePotential::begin`] rebuilds it at
+    /// every step's start from the positions, the poses and the stiffness. Every field is
+    /// named here, so a new one must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let ObstacleContact {
+            obstacles,
+            // The geometry as built, the rod's radius and the scene's contact settings.
+            rest: _,
+            rod_radius: _,
+            tolerance: _,
+            slip_speed: _,
+            adaptive: _,
+            // Rebuilt by `begin` at each step's start (and by `relag` within a solve).
+            eps_u: _,
+            x_start: _,
+            lags: _,
+            scratch: _,
+            pose,
+            prev_pose,
+            stiffness,
+            max_penetration,
+            active,
+            raises,
+            exempt,
+        } = self;
+        d.usize(obstacles.len());
+        for (o, ob) in obstacles.iter().enumerate() {
+            ob.shape.digest_into(d);
+            d.f64(ob.friction);
+            for (r, t) in [&pose[o], &prev_pose[o]] {
+                d.mat3(r);
+                d.vec3(t);
+            }
+            d.bools(&exempt[o]);
+        }
+        d.f64(*stiffness);
+        d.f64(*max_penetration);
+        d.usize(*active);
+        d.usize(*raises);
     }
 
     /// Smoothing length of the penalty onset [m].
@@ -709,5 +783,82 @@ impl NodePotential for ObstacleContact {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees the smallest change of every piece of state a step carries to
+    /// the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp_m, ulp3};
+        let x: Vec<Vec3> = (0..6)
+            .map(|i| Vec3::new(0.01 * i as f64, 0.0009, 0.0))
+            .collect();
+        let mut c = ObstacleContact::new(
+            vec![
+                Obstacle {
+                    shape: Shape::Plane {
+                        point: Vec3::zeros(),
+                        normal: Vec3::y(),
+                    },
+                    friction: 0.3,
+                },
+                Obstacle {
+                    shape: Shape::Capsule {
+                        a: Vec3::new(0.0, 0.01, -0.01),
+                        b: Vec3::new(0.0, 0.01, 0.01),
+                        radius: 0.002,
+                    },
+                    friction: 0.2,
+                },
+            ],
+            0.001,
+            x.len(),
+            10.0,
+        );
+        let turn = nalgebra::Rotation3::from_axis_angle(&Vec3::x_axis(), 0.1).into_inner();
+        c.set_pose(1, &Mat3::identity(), &Vec3::new(0.001, 0.0, 0.0));
+        c.set_pose(1, &turn, &Vec3::new(0.002, 0.0, 0.0));
+        c.set_exempt(0, &[false, true, false, false, false, false]);
+        c.begin(&x, Some(1e-3));
+        assert!(
+            !c.accept(&x),
+            "sinks past the tolerance: the stiffness is raised"
+        );
+        assert!(c.active > 0 && c.raises == 1);
+        let digest = |c: &ObstacleContact| {
+            let mut d = crate::math::Digest::default();
+            c.digest_into(&mut d);
+            d.0
+        };
+        let capsule_b = |c: &mut ObstacleContact| match &mut c.obstacles[1].shape {
+            Shape::Capsule { b, .. } => ulp3(b),
+            _ => unreachable!(),
+        };
+        assert_each_changes(
+            &c,
+            digest,
+            &[
+                ("obstacles[0].shape", &|c| match &mut c.obstacles[0].shape {
+                    Shape::Plane { point, .. } => ulp3(point),
+                    _ => unreachable!(),
+                }),
+                ("obstacles[1].shape", &capsule_b),
+                ("pose[1].0", &|c| ulp_m(&mut c.pose[1].0)),
+                ("pose[1].1", &|c| ulp3(&mut c.pose[1].1)),
+                ("prev_pose[1].0", &|c| ulp_m(&mut c.prev_pose[1].0)),
+                ("prev_pose[1].1", &|c| ulp3(&mut c.prev_pose[1].1)),
+                ("stiffness", &|c| ulp(&mut c.stiffness)),
+                ("max_penetration", &|c| ulp(&mut c.max_penetration)),
+                ("active", &|c| c.active += 1),
+                ("raises", &|c| c.raises += 1),
+                ("exempt[0]", &|c| c.exempt[0][5] = true),
+                ("exempt[1]", &|c| c.exempt[1] = vec![false; 6]),
+            ],
+        );
     }
 }

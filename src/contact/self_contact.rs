@@ -135,6 +135,55 @@ impl SelfContact {
         force.max(1e-9) * radius / 0.51
     }
 
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): the
+    /// adaptive IMC stiffness, the last step's node velocities (the kinetic friction law's
+    /// lag), the candidate pairs and the statistics of the last accepted state. The lagged
+    /// friction (`lags`, the start positions, ε_u, h) is not carried: [`NodePotential::begin`]
+    /// rebuilds it at every step's start. Every field is named here, so a new one must be
+    /// placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let SelfContact {
+            params,
+            // The scene's settings.
+            skip: _,
+            margin: _,
+            tolerance: _,
+            friction: _,
+            friction_model: _,
+            slip_speed: _,
+            adaptive: _,
+            // Rebuilt by `begin` at each step's start.
+            x_start: _,
+            lags: _,
+            eps_u: _,
+            h: _,
+            pairs,
+            active,
+            min_distance,
+            raises,
+            max_motion,
+            v_last,
+        } = self;
+        let ImcParams {
+            // The rod's radius and the scene's sharpness.
+            radius: _,
+            sharpness: _,
+            stiffness,
+        } = params;
+        d.f64(*stiffness);
+        d.usize(v_last.len());
+        d.vec3s(v_last);
+        d.usize(pairs.len());
+        for (i, j) in pairs {
+            d.usize(*i);
+            d.usize(*j);
+        }
+        d.usize(*active);
+        d.f64(*min_distance);
+        d.usize(*raises);
+        d.f64(*max_motion);
+    }
+
     fn contact_distance(&self) -> f64 {
         2.0 * self.params.radius
     }
@@ -372,5 +421,51 @@ impl NodePotential for SelfContact {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees the smallest change of every piece of state a step carries to
+    /// the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
+        // Two strands crossing 1.995 radii apart: a pair in contact, within the tolerance.
+        let r = 1e-3;
+        let mut x: Vec<Vec3> = (0..5)
+            .map(|i| Vec3::new(0.004 * i as f64 - 0.008, 0.0, 0.0))
+            .collect();
+        x.push(Vec3::new(0.0, 0.01, 0.0));
+        x.extend((0..5).map(|i| Vec3::new(0.0, 0.001995, 0.008 - 0.004 * i as f64)));
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        c.friction = 0.3;
+        c.friction_model = FrictionModel::Kinetic;
+        c.begin(&x, Some(1e-3));
+        let moved: Vec<Vec3> = x.iter().map(|p| p + Vec3::new(1e-6, 0.0, 0.0)).collect();
+        assert!(c.accept(&moved));
+        assert!(!c.pairs.is_empty() && c.active > 0 && !c.v_last.is_empty());
+        let digest = |c: &SelfContact| {
+            let mut d = crate::math::Digest::default();
+            c.digest_into(&mut d);
+            d.0
+        };
+        let last = c.v_last.len() - 1;
+        let pairs = c.pairs.len() - 1;
+        assert_each_changes(
+            &c,
+            digest,
+            &[
+                ("params.stiffness", &|c| ulp(&mut c.params.stiffness)),
+                ("v_last", &|c| ulp3(&mut c.v_last[last])),
+                ("pairs", &|c| c.pairs[pairs].1 += 1),
+                ("active", &|c| c.active += 1),
+                ("min_distance", &|c| ulp(&mut c.min_distance)),
+                ("raises", &|c| c.raises += 1),
+                ("max_motion", &|c| ulp(&mut c.max_motion)),
+            ],
+        );
     }
 }

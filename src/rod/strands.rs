@@ -371,6 +371,35 @@ fn slerp(a: &Mat3, b: &Mat3, t: f64) -> Mat3 {
 }
 
 impl StrandsProblem {
+    /// Feed every field to a state digest (the last problem a rod solved is warm-start state).
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let StrandsProblem {
+            base_rotation,
+            base_position,
+            tip,
+            tip_force,
+            tip_torque,
+            distributed_force,
+        } = self;
+        d.mat3(base_rotation);
+        d.vec3(base_position);
+        match tip {
+            Tip::Free => d.u64(0),
+            Tip::Pinned { position } => {
+                d.u64(1);
+                d.vec3(position);
+            }
+            Tip::Clamped { rotation, position } => {
+                d.u64(2);
+                d.mat3(rotation);
+                d.vec3(position);
+            }
+        }
+        d.vec3(tip_force);
+        d.vec3(tip_torque);
+        d.vec3(distributed_force);
+    }
+
     /// The problem a fraction `t` of the way from `self` to `other` (same tip kind): poses along
     /// geodesics, loads linearly. The continuation path of [`Strands::solve`].
     fn lerp(&self, other: &StrandsProblem, t: f64) -> StrandsProblem {
@@ -454,6 +483,59 @@ impl Strands {
     /// The point loads per node, world frame [N].
     pub fn point_loads(&self) -> &[Vec3] {
         &self.point_loads
+    }
+
+    /// Feed the state a solve carries to the next (a state digest, `sim::World::digest`):
+    /// the equilibrium (strains, the sweeps' increments, internal forces, frames, positions),
+    /// the warm start (the shooting unknowns and the last problem solved, from which a failed
+    /// warm start continues), the point loads (lagged contact) and the rest strain. Every
+    /// field is named here, so a new one must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Strands {
+            // Set at construction from the scene (material, discretisation, solver).
+            length: _,
+            n: _,
+            h: _,
+            stiffness: _,
+            inv_stiffness: _,
+            config: _,
+            // Scratch of one solve: overwritten before it is read.
+            strain_before: _,
+            max_log_amplification: _,
+            rest_strain,
+            strain,
+            d_rot,
+            d_pos,
+            force,
+            rotations,
+            positions,
+            unknowns,
+            solved,
+            point_loads,
+        } = self;
+        d.vec3s(rest_strain);
+        d.vec3s(strain);
+        d_rot.iter().for_each(|m| d.mat3(m));
+        d.vec3s(d_pos);
+        d.vec3s(force);
+        rotations.iter().for_each(|m| d.mat3(m));
+        d.vec3s(positions);
+        let Unknowns {
+            tip_rotation,
+            tip_force,
+            tip_torque,
+        } = unknowns;
+        d.mat3(tip_rotation);
+        d.vec3(tip_force);
+        d.vec3(tip_torque);
+        match solved {
+            None => d.u64(0),
+            Some(p) => {
+                d.u64(1);
+                p.digest_into(d);
+            }
+        }
+        d.vec3s(point_loads);
     }
 
     /// Place the rod in its rest shape (strain = rest strain) from the base pose, before any
@@ -1048,6 +1130,68 @@ mod tests {
         for i in 0..3 {
             assert!((s[i] - x[i]).abs() < 1e-14);
         }
+    }
+
+    /// The state digest sees one ulp of every piece of state a solve carries to the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp_m, ulp3};
+        let mut rod = Strands::new(
+            1.0,
+            10,
+            Vec3::new(1.0, 1.0, 0.8),
+            Vec3::new(0.1, 0.0, 0.0),
+            StrandsConfig::default(),
+        );
+        let mut p = clamped_x(Tip::Free);
+        p.tip_force = Vec3::new(0.0, -0.3, 0.1);
+        rod.solve(&p).unwrap();
+        rod.set_point_loads(&[Vec3::new(0.0, 0.01, 0.0); 11]);
+        let digest = |r: &Strands| {
+            let mut d = crate::math::Digest::default();
+            r.digest_into(&mut d);
+            d.0
+        };
+        fn solved(r: &mut Strands) -> &mut StrandsProblem {
+            r.solved.as_mut().expect("solved")
+        }
+        assert_each_changes(
+            &rod,
+            digest,
+            &[
+                ("rest_strain", &|r| ulp3(&mut r.rest_strain[9])),
+                ("strain", &|r| ulp3(&mut r.strain[9])),
+                ("d_rot", &|r| ulp_m(&mut r.d_rot[9])),
+                ("d_pos", &|r| ulp3(&mut r.d_pos[9])),
+                ("force", &|r| ulp3(&mut r.force[10])),
+                ("rotations", &|r| ulp_m(&mut r.rotations[10])),
+                ("positions", &|r| ulp3(&mut r.positions[10])),
+                ("unknowns.tip_rotation", &|r| {
+                    ulp_m(&mut r.unknowns.tip_rotation)
+                }),
+                ("unknowns.tip_force", &|r| ulp3(&mut r.unknowns.tip_force)),
+                ("unknowns.tip_torque", &|r| ulp3(&mut r.unknowns.tip_torque)),
+                ("solved (none)", &|r| r.solved = None),
+                ("solved.base_rotation", &|r| {
+                    ulp_m(&mut solved(r).base_rotation)
+                }),
+                ("solved.base_position", &|r| {
+                    ulp3(&mut solved(r).base_position)
+                }),
+                ("solved.tip (pinned)", &|r| {
+                    solved(r).tip = Tip::Pinned {
+                        position: Vec3::zeros(),
+                    }
+                }),
+                ("solved.tip_force", &|r| ulp3(&mut solved(r).tip_force)),
+                ("solved.tip_torque", &|r| ulp3(&mut solved(r).tip_torque)),
+                ("solved.distributed_force", &|r| {
+                    ulp3(&mut solved(r).distributed_force)
+                }),
+                ("point_loads", &|r| ulp3(&mut r.point_loads[10])),
+                ("point_loads (x)", &|r| ulp(&mut r.point_loads[0].x)),
+            ],
+        );
     }
 
     #[test]

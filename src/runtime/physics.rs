@@ -124,7 +124,7 @@ pub fn spawn(
                 if index.is_multiple_of(DIGEST_EVERY) {
                     rec.push(PhysicsRecord::Digest(DigestRecord {
                         step: index,
-                        digest: world.digest(),
+                        digest: world.digest(&tools),
                     }));
                 }
             }

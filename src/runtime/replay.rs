@@ -9,7 +9,7 @@
 use crate::session::format::Recording;
 use crate::session::replay::{ReplayError, tools_for};
 use crate::sim::snapshot::SnapshotTx;
-use crate::sim::{Tool, World};
+use crate::sim::{DigestVersion, Tool, World};
 use ringbuf::HeapCons;
 use ringbuf::traits::Consumer;
 use std::sync::Arc;
@@ -50,13 +50,20 @@ pub struct Player {
     pub diverged_at: Option<u64>,
     /// Simulated time owed to playback [s] (speed × wall time not yet stepped).
     owed: f64,
+    /// The state digest the recording carries.
+    digest: DigestVersion,
 }
 
 impl Player {
     /// A player at the start of `rec`, over its scene's initial `world`.
     pub fn new(rec: Arc<Recording>, world: World) -> Result<Self, ReplayError> {
         let tools = tools_for(&rec, &world)?;
+        let digest = rec
+            .header
+            .digest()
+            .ok_or(ReplayError::DigestVersion(rec.header.digest_version))?;
         Ok(Player {
+            digest,
             initial: world.clone(),
             world,
             initial_tools: tools.clone(),
@@ -69,6 +76,12 @@ impl Player {
             diverged_at: None,
             owed: 0.0,
         })
+    }
+
+    /// The state digest of the world and tools now, of the version the recording carries
+    /// (what its digest records at this step hold).
+    pub fn digest(&self) -> u64 {
+        self.world.digest_as(&self.tools, self.digest)
     }
 
     /// The recording's length [s].
@@ -95,7 +108,7 @@ impl Player {
         let step = self.index as u64;
         if let Ok(k) = self.rec.digests.binary_search_by_key(&step, |d| d.step) {
             self.digests_checked += 1;
-            if self.world.digest() != self.rec.digests[k].digest && self.diverged_at.is_none() {
+            if self.digest() != self.rec.digests[k].digest && self.diverged_at.is_none() {
                 self.diverged_at = Some(step);
             }
         }

@@ -15,7 +15,7 @@ use crate::session::replay::build_tool;
 use crate::sim::snapshot::{KnotStatus, SnapshotRx, snapshot_channel};
 use crate::sim::tool::Hand;
 use crate::sim::tool::ToolSetup;
-use crate::sim::{MAX_TOOLS, Tool, World};
+use crate::sim::{DigestVersion, MAX_TOOLS, Tool, World};
 use ringbuf::HeapRb;
 use ringbuf::traits::Split;
 use std::fmt;
@@ -256,6 +256,10 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
             header.dt = setup.physics_dt.as_secs_f64();
             header.haptic_period = setup.haptic_period.as_secs_f64();
             header.digest_every = DIGEST_EVERY;
+            // What this build records: its identity, and the state digests its physics loop
+            // computes.
+            header.build = crate::session::format::BUILD.to_string();
+            header.digest_version = DigestVersion::CURRENT.number();
             header.tools = entries.clone();
             header.started_unix = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -385,7 +389,7 @@ impl Running {
         let analysis = self.analysis.and_then(Analysis::stop);
         let recorder = self.recorder.finish(End {
             steps: physics.recorded_steps,
-            digest: physics.world.digest(),
+            digest: physics.world.digest(&physics.tools),
             wall,
             dropped: 0,
             note: "stopped".into(),

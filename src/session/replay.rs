@@ -1,13 +1,15 @@
 //! Replay: re-simulate a recording from its recorded targets, step by step, with the same
 //! tool (sim::Tool) and step (sim::World::step) the live physics loop used, and compare what each step produced (the
-//! tool's position, tip and coupling force, bit for bit) and every recorded state digest.
+//! tool's position, tip and coupling force, bit for bit) and every recorded state digest (of
+//! the version the header gives: `sim::DigestVersion`). A divergence of a recording whose
+//! header names another build is reported as such (docs/recording-format.md).
 //! The caller builds the world from the recording's scene text (session sits beside scene in
 //! the layers, so it does not parse scenes itself).
 
-use super::format::{Recording, StepRecord, ToolHeader};
+use super::format::{BUILD, Provenance, Recording, StepRecord, ToolHeader};
 use super::recorder::capture;
 use crate::sim::World;
-use crate::sim::{Gains, MAX_TOOLS, NoSuchNode, Tool};
+use crate::sim::{DigestVersion, Gains, MAX_TOOLS, NoSuchNode, Tool};
 use std::fmt;
 
 /// The first place a replay left the recorded run.
@@ -34,26 +36,53 @@ pub struct VerifyReport {
     pub end_matched: Option<bool>,
     /// The first divergence (None: the replay reproduced the run bit for bit).
     pub divergence: Option<Divergence>,
+    /// The state digest the recording carries (and replay computed).
+    pub digest: DigestVersion,
+    /// Whether this build made the recording.
+    pub provenance: Provenance,
 }
 
 impl fmt::Display for VerifyReport {
+    /// A match: `replay matches bit for bit: N steps, M state digests, final digest (state
+    /// digest version V …)`. A divergence: `replay diverges at step S: FIELD recorded …
+    /// replayed … (…)`, as the simulation's; but when the header names another build,
+    /// `recorded by another build (…; this is …): …` (a divergence is then expected, not a
+    /// fault of the simulation), and when it names none (formats 1 to 3) a note that it may
+    /// be another build's.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.divergence {
-            None => write!(
+        let Some(d) = &self.divergence else {
+            write!(
                 f,
-                "replay matches bit for bit: {} steps, {} state digests{}",
+                "replay matches bit for bit: {} steps, {} state digests{} ({})",
                 self.steps,
                 self.digests,
                 match self.end_matched {
                     Some(true) => ", final digest",
                     Some(false) => ", final digest DIFFERS",
                     None => " (no end record)",
-                }
-            ),
-            Some(d) => write!(
+                },
+                self.digest.describe()
+            )?;
+            if let Provenance::OtherBuild(b) = &self.provenance {
+                write!(f, "; recorded by another build ({b}; this is {BUILD})")?;
+            }
+            return Ok(());
+        };
+        let at = format!(
+            "at step {}: {} recorded {} replayed {} ({} steps, {} digests matched before)",
+            d.step, d.what, d.recorded, d.replayed, self.steps, self.digests
+        );
+        match &self.provenance {
+            Provenance::ThisBuild => write!(f, "replay diverges {at}"),
+            Provenance::OtherBuild(b) => write!(
                 f,
-                "replay diverges at step {}: {} recorded {} replayed {} ({} steps, {} digests matched before)",
-                d.step, d.what, d.recorded, d.replayed, self.steps, self.digests
+                "recorded by another build ({b}; this is {BUILD}): bit-for-bit replay needs the \
+                 build that recorded it, and this one leaves the recording {at}"
+            ),
+            Provenance::Unknown => write!(
+                f,
+                "replay diverges {at}; the recording names no build (none before format 4 \
+                 does), so this may be another build's divergence"
             ),
         }
     }
@@ -66,6 +95,8 @@ pub enum ReplayError {
     NoSuchTool(&'static str, u64, u64),
     /// More tools than a world steps (`sim::MAX_TOOLS`).
     TooManyTools(usize),
+    /// The header's state digest version is not one this build computes.
+    DigestVersion(u32),
     /// The step records are not 1, 2, 3, … in order.
     StepOrder {
         /// Position in the record list.
@@ -87,6 +118,10 @@ impl fmt::Display for ReplayError {
             ReplayError::TooManyTools(n) => write!(
                 f,
                 "the recording has {n} tools, a world steps at most {MAX_TOOLS}"
+            ),
+            ReplayError::DigestVersion(v) => write!(
+                f,
+                "the recording's state digests are of version {v}, which this build does not compute"
             ),
             ReplayError::StepOrder { index, found } => write!(
                 f,
@@ -230,6 +265,10 @@ pub fn replay_each(
     mut each: impl FnMut(u64, &World),
 ) -> Result<VerifyReport, ReplayError> {
     let mut tools = tools_for(rec, world)?;
+    let version = rec
+        .header
+        .digest()
+        .ok_or(ReplayError::DigestVersion(rec.header.digest_version))?;
     let n = tools.len();
     let h = rec.header.dt;
     let mut report = VerifyReport {
@@ -237,6 +276,8 @@ pub fn replay_each(
         digests: 0,
         end_matched: None,
         divergence: None,
+        digest: version,
+        provenance: rec.header.provenance(),
     };
     let mut digests = rec.digests.iter().peekable();
     for (i, s) in rec.steps.iter().enumerate() {
@@ -263,7 +304,7 @@ pub fn replay_each(
             if d.step < s.step {
                 continue;
             }
-            let mine = world.digest();
+            let mine = world.digest_as(&tools, version);
             if mine != d.digest {
                 report.divergence = Some(Divergence {
                     step: s.step,
@@ -280,13 +321,14 @@ pub fn replay_each(
     if let Some(e) = &rec.end
         && e.steps == report.steps
     {
-        report.end_matched = Some(world.digest() == e.digest);
+        let mine = world.digest_as(&tools, version);
+        report.end_matched = Some(mine == e.digest);
         if report.end_matched == Some(false) {
             report.divergence = Some(Divergence {
                 step: e.steps,
                 what: "final state digest",
                 recorded: format!("{:016x}", e.digest),
-                replayed: format!("{:016x}", world.digest()),
+                replayed: format!("{mine:016x}"),
             });
         }
     }

@@ -565,8 +565,9 @@ impl Instruments {
         })
     }
 
-    /// Hash the state into `d` (for the world's digest).
-    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+    /// Feed the state digest version 1 (`sim::DigestVersion::V1`) covers of the instruments
+    /// (bodies, jaws, holds, grasp forces). Kept bit for bit for the recordings that carry it.
+    pub fn digest_v1_into(&self, d: &mut crate::math::Digest) {
         for (k, i) in self.list.iter().enumerate() {
             d.vec3(&i.position);
             d.quat(&i.rotation);
@@ -596,6 +597,125 @@ impl Instruments {
                 d.u64(hi as u64);
             }
         }
+    }
+}
+
+impl Instruments {
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`):
+    /// each instrument's (see [`Instrument::digest_into`]), the grasps on the suture, which
+    /// instrument holds the needle and the grasp changes not yet reported. Every field is
+    /// named here, so a new one must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Instruments {
+            list,
+            grips,
+            needle_holder,
+            changes,
+            // Scratch of `pose`: rebuilt for each instrument before it is used.
+            exempt: _,
+        } = self;
+        d.usize(list.len());
+        for i in list {
+            i.digest_into(d);
+        }
+        let SutureGrips { grips } = grips;
+        for g in grips {
+            match g {
+                None => d.u64(0),
+                Some(g) => {
+                    d.u64(1);
+                    let Grip {
+                        segment,
+                        s,
+                        anchor,
+                        k,
+                        force,
+                    } = g;
+                    d.usize(*segment);
+                    d.f64(*s);
+                    d.vec3(anchor);
+                    d.f64(*k);
+                    d.vec3(force);
+                }
+            }
+        }
+        d.u64(needle_holder.map_or(u64::MAX, |k| k as u64));
+        for c in changes {
+            match c {
+                None => d.u64(u64::MAX),
+                Some(c) => c.digest_into(d),
+            }
+        }
+    }
+}
+
+impl Instrument {
+    /// Feed the state a step carries to the next (a state digest): the body's pose and
+    /// velocities, the jaws (opening, command, a bite pending), the hold, the device's last
+    /// target and gains (kept while the device sends none), the last coupling force and the
+    /// suture's pull accumulated for the next step. Every field is named here, so a new one
+    /// must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Instrument {
+            // The scene's instrument: its geometry and grip, its pose at t = 0, its place
+            // among the suture's obstacles.
+            spec: _,
+            home: _,
+            first_obstacle: _,
+            position,
+            rotation,
+            velocity,
+            angular_velocity,
+            opening,
+            closed,
+            bite,
+            hold,
+            target,
+            coupling_force,
+            force,
+            torque,
+        } = self;
+        d.vec3(position);
+        d.quat(rotation);
+        d.vec3(velocity);
+        d.vec3(angular_velocity);
+        d.f64(*opening);
+        d.bool(*closed);
+        d.bool(*bite);
+        match hold {
+            Hold::Nothing => d.u64(0),
+            Hold::Needle { position, rotation } => {
+                d.u64(1);
+                d.vec3(position);
+                d.quat(rotation);
+            }
+            Hold::Suture { segment, s, anchor } => {
+                d.u64(2);
+                d.usize(*segment);
+                d.f64(*s);
+                d.vec3(anchor);
+            }
+        }
+        target.digest_into(d);
+        d.vec3(coupling_force);
+        d.vec3(force);
+        d.vec3(torque);
+    }
+}
+
+impl GraspChange {
+    /// Feed the change to a state digest (a tag, then its value).
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let (tag, v) = match *self {
+            GraspChange::Needle(v) => (0, v),
+            GraspChange::Suture(v) => (1, v),
+            GraspChange::Nothing => (2, 0.0),
+            GraspChange::Opened => (3, 0.0),
+            GraspChange::Slipped(v) => (4, v),
+            GraspChange::Lost => (5, 0.0),
+        };
+        d.u64(tag);
+        d.f64(v);
     }
 }
 
@@ -784,5 +904,130 @@ impl NodePotential for SutureGrips {
     }
     fn relag(&mut self, _: &[Vec3]) -> f64 {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees the smallest change of every piece of state a step carries to
+    /// the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp_q, ulp3};
+        let spec = InstrumentSpec {
+            kind: InstrumentKind::NeedleDriver,
+            hand: Hand::Right,
+            jaw_length: 0.012,
+            jaw_radius: 6e-4,
+            shaft_length: 0.1,
+            shaft_radius: 2.5e-3,
+            opening: 0.6,
+            jaw_speed: 6.0,
+            grip_strength: 5.0,
+            grip_stiffness: 2000.0,
+            mass: 0.05,
+            inertia: 5e-5,
+        };
+        let rot = Quat::from_euler_angles(0.1, 0.2, 0.3);
+        let mut a = Instrument::new(spec, Vec3::new(0.01, 0.02, 0.03), rot, 1);
+        a.velocity = Vec3::new(0.01, 0.0, 0.0);
+        a.angular_velocity = Vec3::new(0.0, 0.1, 0.0);
+        a.opening = 0.3;
+        a.hold = Hold::Suture {
+            segment: 7,
+            s: 0.25,
+            anchor: Vec3::new(0.0, 0.0, 0.006),
+        };
+        a.coupling_force = Vec3::new(0.1, 0.2, 0.3);
+        a.apply(&Vec3::new(0.0, 0.5, 0.0), &Vec3::new(0.01, 0.02, 0.04));
+        let mut b = Instrument::new(
+            InstrumentSpec {
+                hand: Hand::Left,
+                ..spec
+            },
+            Vec3::new(-0.01, 0.02, 0.03),
+            rot,
+            4,
+        );
+        b.hold = Hold::Needle {
+            position: Vec3::new(0.0, 0.0, 0.004),
+            rotation: rot,
+        };
+        b.target.k = 300.0;
+        let mut set = Instruments::new(vec![a, b], 20);
+        set.grips.grips[0] = Some(Grip {
+            segment: 7,
+            s: 0.25,
+            anchor: Vec3::new(0.01, 0.02, 0.036),
+            k: 2000.0,
+            force: Vec3::new(0.0, 0.4, 0.0),
+        });
+        set.needle_holder = Some(1);
+        set.changes[1] = Some(GraspChange::Needle(0.4));
+        let digest = |s: &Instruments| {
+            let mut d = crate::math::Digest::default();
+            s.digest_into(&mut d);
+            d.0
+        };
+        fn grip(s: &mut Instruments) -> &mut Grip {
+            s.grips.grips[0].as_mut().expect("some")
+        }
+        assert_each_changes(
+            &set,
+            digest,
+            &[
+                ("position", &|s| ulp3(&mut s.list[1].position)),
+                ("rotation", &|s| ulp_q(&mut s.list[1].rotation)),
+                ("velocity", &|s| ulp3(&mut s.list[1].velocity)),
+                ("angular_velocity", &|s| {
+                    ulp3(&mut s.list[1].angular_velocity)
+                }),
+                ("opening", &|s| ulp(&mut s.list[1].opening)),
+                ("closed", &|s| s.list[1].closed = false),
+                ("bite", &|s| s.list[1].bite = true),
+                ("hold (needle position)", &|s| match &mut s.list[1].hold {
+                    Hold::Needle { position, .. } => ulp3(position),
+                    _ => unreachable!(),
+                }),
+                ("hold (needle rotation)", &|s| match &mut s.list[1].hold {
+                    Hold::Needle { rotation, .. } => ulp_q(rotation),
+                    _ => unreachable!(),
+                }),
+                ("hold (suture segment)", &|s| match &mut s.list[0].hold {
+                    Hold::Suture { segment, .. } => *segment += 1,
+                    _ => unreachable!(),
+                }),
+                ("hold (suture s)", &|s| match &mut s.list[0].hold {
+                    Hold::Suture { s, .. } => ulp(s),
+                    _ => unreachable!(),
+                }),
+                ("hold (suture anchor)", &|s| match &mut s.list[0].hold {
+                    Hold::Suture { anchor, .. } => ulp3(anchor),
+                    _ => unreachable!(),
+                }),
+                ("hold (nothing)", &|s| s.list[0].hold = Hold::Nothing),
+                ("target", &|s| ulp(&mut s.list[1].target.k)),
+                ("coupling_force", &|s| ulp3(&mut s.list[1].coupling_force)),
+                ("force", &|s| ulp3(&mut s.list[0].force)),
+                ("torque", &|s| ulp3(&mut s.list[0].torque)),
+                ("grips.segment", &|s| grip(s).segment += 1),
+                ("grips.s", &|s| ulp(&mut grip(s).s)),
+                ("grips.anchor", &|s| ulp3(&mut grip(s).anchor)),
+                ("grips.k", &|s| ulp(&mut grip(s).k)),
+                ("grips.force", &|s| ulp3(&mut grip(s).force)),
+                ("grips (none)", &|s| s.grips.grips[0] = None),
+                ("needle_holder", &|s| s.needle_holder = Some(0)),
+                ("needle_holder (none)", &|s| s.needle_holder = None),
+                ("changes", &|s| {
+                    s.changes[1] = Some(GraspChange::Needle(0.4f64.next_up()))
+                }),
+                ("changes (kind)", &|s| {
+                    s.changes[1] = Some(GraspChange::Suture(0.4))
+                }),
+                ("changes (none)", &|s| s.changes[1] = None),
+            ],
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! For the quasi-static model a "step" is the equilibrium at a given time: the end motions and
 //! loads are evaluated at `t` and the rod is solved, warm-started from the previous frame.
 
+mod digest;
 pub mod instrument;
 pub mod needle;
 pub mod snapshot;
@@ -10,6 +11,7 @@ mod step;
 pub mod suturing;
 pub mod tool;
 
+pub use digest::DigestVersion;
 pub use step::{
     GRASP_BUTTON, Gains, MAX_TOOLS, NoSuchNode, StepOutputs, Substep, Tool, ToolState, ToolTarget,
 };
@@ -621,61 +623,6 @@ fn contact_potentials<'a>(
 }
 
 impl World {
-    /// The state digest (issue #7): a 64-bit hash of every bit of the dynamic state (time,
-    /// rod nodes, velocities, frames and angular velocities, the needle, the tissue lattice,
-    /// the suture channels and the event count). Replay reproduces a run bit for bit exactly
-    /// when every recorded digest matches. Allocation-free (called from the physics loop).
-    pub fn digest(&self) -> u64 {
-        let mut d = crate::math::Digest::default();
-        d.f64(self.time);
-        for rod in &self.rods {
-            match &rod.model {
-                RodModel::Strands(s) => {
-                    d.vec3s(s.positions());
-                    for m in s.rotations() {
-                        for c in m.iter() {
-                            d.f64(*c);
-                        }
-                    }
-                }
-                RodModel::Cosserat { rod: c, .. } => {
-                    d.vec3s(&c.x);
-                    d.vec3s(&c.v);
-                    for q in &c.q {
-                        d.quat(q);
-                    }
-                    d.vec3s(&c.omega);
-                    d.u64(c.params.broken.map_or(u64::MAX, |b| b as u64));
-                }
-                RodModel::Der { rod: c, .. } => c.digest_into(&mut d),
-            }
-        }
-        if let Some(s) = self.suturing.as_ref() {
-            let n = &s.needle;
-            d.quat(&n.rotation);
-            d.vec3(&n.grip_position);
-            d.vec3(&n.velocity);
-            d.vec3(&n.angular_velocity);
-            d.f64(n.grip);
-            d.u64(u64::from(s.held));
-            s.tissue.digest_into(&mut d);
-            d.f64(s.tension);
-            d.f64(s.tip_force);
-            for p in &s.passages {
-                d.vec3(&p.point.rest);
-                d.f64(p.slip);
-            }
-            for c in &s.channel.points {
-                d.f64(c.sigma);
-            }
-            d.u64(s.events.len() as u64);
-            if let Some(set) = s.instruments.as_ref() {
-                set.digest_into(&mut d);
-            }
-        }
-        d.0
-    }
-
     /// The rod whose knot the live analysis follows (runtime::analysis): the suture of a
     /// suturing scene, else the first rod; None without rods.
     pub fn knot_rod(&self) -> Option<usize> {

@@ -70,6 +70,29 @@ pub struct NeedleTarget {
     pub cr: f64,
 }
 
+impl NeedleTarget {
+    /// Feed every field to a state digest (an instrument keeps its device's last target).
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let NeedleTarget {
+            position,
+            velocity,
+            rotation,
+            angular_velocity,
+            k,
+            c,
+            kr,
+            cr,
+        } = self;
+        d.vec3(position);
+        d.vec3(velocity);
+        d.quat(rotation);
+        d.vec3(angular_velocity);
+        for g in [k, c, kr, cr] {
+            d.f64(*g);
+        }
+    }
+}
+
 /// The pose of a needle whose arc lies on the circle of centre `centre` in the plane normal
 /// to z (its point at angle `phi` [rad], measured from +x toward +y; the arc trailing behind
 /// the point, counter-clockwise travel), gripped at arc fraction `grip`: (grip position [m],
@@ -263,6 +286,39 @@ impl Needle {
         self.torque = Vec3::zeros();
     }
 
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): the
+    /// pose, grip and velocities, the forces accumulated for the next step, and the last
+    /// step's coupling and external forces. Every field is named here, so a new one must be
+    /// placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Needle {
+            // The scene's needle (and its driver's mass).
+            shape: _,
+            mass: _,
+            inertia: _,
+            rotation,
+            grip_position,
+            grip,
+            velocity,
+            angular_velocity,
+            force,
+            torque,
+            coupling_force,
+            coupling_torque,
+            external_force,
+        } = self;
+        d.quat(rotation);
+        d.vec3(grip_position);
+        d.f64(*grip);
+        d.vec3(velocity);
+        d.vec3(angular_velocity);
+        d.vec3(force);
+        d.vec3(torque);
+        d.vec3(coupling_force);
+        d.vec3(coupling_torque);
+        d.vec3(external_force);
+    }
+
     /// Whether the state is finite.
     pub fn is_finite(&self) -> bool {
         self.grip_position.iter().all(|c| c.is_finite())
@@ -275,6 +331,72 @@ impl Needle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The state digest sees one ulp of every piece of state a step carries to the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp_q, ulp3};
+        let shape = NeedleShape {
+            curvature_radius: 0.008,
+            arc_angle: 0.75 * std::f64::consts::PI,
+            wire_radius: 3.5e-4,
+        };
+        let rot = Quat::from_euler_angles(0.3, -0.2, 1.1);
+        let mut n = Needle::new(shape, Vec3::new(0.01, 0.02, -0.03), rot, 0.3, 1e-3, 1e-8);
+        let target = NeedleTarget {
+            position: Vec3::new(0.011, 0.02, -0.03),
+            velocity: Vec3::zeros(),
+            rotation: rot,
+            angular_velocity: Vec3::zeros(),
+            k: 100.0,
+            c: 1.0,
+            kr: 0.01,
+            cr: 1e-5,
+        };
+        n.apply(&Vec3::new(0.0, 0.1, 0.0), &n.tip());
+        n.step(1e-3, &Vec3::new(0.0, -9.81, 0.0), &target);
+        n.apply(&Vec3::new(0.0, 0.1, 0.0), &n.tip());
+        let digest = |n: &Needle| {
+            let mut d = crate::math::Digest::default();
+            n.digest_into(&mut d);
+            d.0
+        };
+        assert_each_changes(
+            &n,
+            digest,
+            &[
+                ("rotation", &|n| ulp_q(&mut n.rotation)),
+                ("grip_position", &|n| ulp3(&mut n.grip_position)),
+                ("grip", &|n| ulp(&mut n.grip)),
+                ("velocity", &|n| ulp3(&mut n.velocity)),
+                ("angular_velocity", &|n| ulp3(&mut n.angular_velocity)),
+                ("force", &|n| ulp3(&mut n.force)),
+                ("torque", &|n| ulp3(&mut n.torque)),
+                ("coupling_force", &|n| ulp3(&mut n.coupling_force)),
+                ("coupling_torque", &|n| ulp3(&mut n.coupling_torque)),
+                ("external_force", &|n| ulp3(&mut n.external_force)),
+            ],
+        );
+        let digest = |t: &NeedleTarget| {
+            let mut d = crate::math::Digest::default();
+            t.digest_into(&mut d);
+            d.0
+        };
+        assert_each_changes(
+            &target,
+            digest,
+            &[
+                ("position", &|t| ulp3(&mut t.position)),
+                ("velocity", &|t| ulp3(&mut t.velocity)),
+                ("rotation", &|t| ulp_q(&mut t.rotation)),
+                ("angular_velocity", &|t| ulp3(&mut t.angular_velocity)),
+                ("k", &|t| ulp(&mut t.k)),
+                ("c", &|t| ulp(&mut t.c)),
+                ("kr", &|t| ulp(&mut t.kr)),
+                ("cr", &|t| ulp(&mut t.cr)),
+            ],
+        );
+    }
 
     /// A point just past the tip of a 1/2-circle needle is nearest its tip, not its swage
     /// (atan2's cut at ±π sat exactly on the point: a regrasp "at the point" took the swage).

@@ -220,6 +220,27 @@ impl Tool {
         }
     }
 
+    /// Feed the state a step carries to the next (a state digest, [`World::digest`]): the
+    /// coupling's, whether it holds, the buttons of the last target (a press is an edge
+    /// against them) and the newest target orientation. Every field is named here, so a new
+    /// one must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Tool {
+            // What the session built it for: the held rod, the gains, the instrument.
+            rod: _,
+            gains: _,
+            instrument: _,
+            coupling,
+            grasped,
+            last_buttons,
+            target_rotation,
+        } = self;
+        coupling.digest_into(d);
+        d.bool(*grasped);
+        d.u64(u64::from(*last_buttons));
+        d.quat(target_rotation);
+    }
+
     /// The tool's state in `world`: the held point (suturing: the needle's grip point and
     /// frame), its velocity, the coupling's force and target, and where the viewer draws it.
     pub fn state(&self, world: &World) -> ToolState {
@@ -786,4 +807,34 @@ fn step_dynamic(
         tl.unconverged += usize::from(!rep.converged);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees the smallest change of every piece of state a tool carries from
+    /// step to step (the coupling's own pieces: sim::tool's test).
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp_q, ulp3};
+        let mut tool = Tool::new(0, ToolSpring::new(5, 200.0, 1.5));
+        tool.last_buttons = GRASP_BUTTON;
+        tool.target_rotation = Quat::from_euler_angles(0.1, 0.2, 0.3);
+        let digest = |t: &Tool| {
+            let mut d = crate::math::Digest::default();
+            t.digest_into(&mut d);
+            d.0
+        };
+        assert_each_changes(
+            &tool,
+            digest,
+            &[
+                ("coupling", &|t| ulp3(&mut t.coupling.target)),
+                ("grasped", &|t| t.grasped = false),
+                ("last_buttons", &|t| t.last_buttons = 0),
+                ("target_rotation", &|t| ulp_q(&mut t.target_rotation)),
+            ],
+        );
+    }
 }

@@ -264,6 +264,91 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+impl Event {
+    /// Feed the event (its time, kind and every value) to a state digest.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let face = |d: &mut crate::math::Digest, f: &Face| d.u64(face_tag(f));
+        let opt = |d: &mut crate::math::Digest, x: &Option<f64>| match x {
+            None => d.u64(0),
+            Some(v) => {
+                d.u64(1);
+                d.f64(*v);
+            }
+        };
+        d.f64(self.time);
+        match &self.kind {
+            EventKind::Puncture {
+                face: f,
+                position,
+                angle,
+                force,
+                target_error,
+                repeat,
+            } => {
+                d.u64(0);
+                face(d, f);
+                d.vec3(position);
+                d.f64(*angle);
+                d.f64(*force);
+                opt(d, target_error);
+                d.bool(*repeat);
+            }
+            EventKind::Exit {
+                face: f,
+                position,
+                target_error,
+            } => {
+                d.u64(1);
+                face(d, f);
+                d.vec3(position);
+                opt(d, target_error);
+            }
+            EventKind::Repuncture { position, force } => {
+                d.u64(2);
+                d.vec3(position);
+                d.f64(*force);
+            }
+            EventKind::Withdrawn { position } => {
+                d.u64(3);
+                d.vec3(position);
+            }
+            EventKind::SutureThrough { position } => {
+                d.u64(4);
+                d.vec3(position);
+            }
+            EventKind::NeedleDropped => d.u64(5),
+            EventKind::NeedleGrasped { at } => {
+                d.u64(6);
+                d.f64(*at);
+            }
+            EventKind::KnotTied {
+                name,
+                determinant,
+                crossings,
+            } => {
+                d.u64(7);
+                d.str(name.unwrap_or(""));
+                d.u64(*determinant as u64);
+                d.u64((*determinant >> 64) as u64);
+                d.usize(*crossings);
+            }
+            EventKind::Instrument { hand, change } => {
+                d.u64(8);
+                d.u64(match hand {
+                    super::tool::Hand::Right => 0,
+                    super::tool::Hand::Left => 1,
+                });
+                change.digest_into(d);
+            }
+            EventKind::SutureBroken { segment, tension } => {
+                d.u64(9);
+                d.usize(*segment);
+                d.f64(*tension);
+            }
+        }
+    }
+}
+
 /// Where the needle's tip is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Tip {
@@ -327,6 +412,9 @@ pub struct Suturing {
     /// The instruments the hands drive (scenes with `[[instruments]]`; None: the `[tool]`
     /// drives the needle directly).
     pub instruments: Option<Box<super::instrument::Instruments>>,
+    /// A running digest of every event kept, in order (each folded in as it is raised), so
+    /// the state digest covers the event log without hashing it whole.
+    events_digest: u64,
 }
 
 impl Suturing {
@@ -379,12 +467,17 @@ impl Suturing {
             exempt: vec![false; nodes],
             tip_speed: 0.0,
             instruments: None,
+            events_digest: crate::math::Digest::default().0,
         }
     }
 
     fn event(&mut self, time: f64, kind: EventKind) {
         if self.events.len() < MAX_EVENTS {
-            self.events.push(Event { time, kind });
+            let e = Event { time, kind };
+            let mut d = crate::math::Digest(self.events_digest);
+            e.digest_into(&mut d);
+            self.events_digest = d.0;
+            self.events.push(e);
         } else {
             self.events_lost += 1;
         }
@@ -919,9 +1012,120 @@ impl Suturing {
         !matches!(self.tip, Tip::Outside)
     }
 
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`):
+    /// the needle, the tissue, the swage spring (its force is the suture's pull on the needle
+    /// next step), every hole (material point, face, direction, what runs through it, its
+    /// force and slip), the event log (its length and running digest) and the events lost,
+    /// the last tension, tip force and grasp, the tip's state (outside, pressing on a face at
+    /// a point, inside), the suture nodes exempt from the skin's contact, the tip's lagged
+    /// speed and the instruments. Every field is named here, so a new one must be placed on
+    /// one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let Suturing {
+            // The scene's: parameters, which rod and node the needle is swaged on, the
+            // targets, the skin plane's index, the needle's home pose.
+            params: _,
+            rod: _,
+            node: _,
+            targets: _,
+            plane: _,
+            home: _,
+            // Rebuilt from the passages at each step (`prepare_suture`, `finish`).
+            channel: _,
+            springs: _,
+            spring_of: _,
+            needle,
+            tissue,
+            attach,
+            passages,
+            events,
+            events_digest,
+            events_lost,
+            tension,
+            tension_segment,
+            tip_force,
+            held,
+            tip,
+            exempt,
+            tip_speed,
+            instruments,
+        } = self;
+        needle.digest_into(d);
+        tissue.digest_into(d);
+        attach.digest_into(d);
+        d.usize(passages.len());
+        for p in passages {
+            let Passage {
+                point,
+                face,
+                entry,
+                through,
+                force,
+                slip,
+            } = p;
+            d.usize(point.half);
+            d.vec3(&point.rest);
+            d.u64(face_tag(face));
+            d.bool(*entry);
+            match through {
+                Through::Needle(th) => {
+                    d.u64(0);
+                    d.f64(*th);
+                }
+                Through::Suture(s) => {
+                    d.u64(1);
+                    d.f64(*s);
+                }
+                Through::Empty => d.u64(2),
+            }
+            d.vec3(force);
+            d.f64(*slip);
+        }
+        d.usize(events.len());
+        d.u64(*events_digest);
+        d.usize(*events_lost);
+        d.f64(*tension);
+        d.usize(*tension_segment);
+        d.f64(*tip_force);
+        d.bool(*held);
+        match tip {
+            Tip::Outside => d.u64(0),
+            Tip::Pressing(m, face, n) => {
+                d.u64(1);
+                d.usize(m.half);
+                d.vec3(&m.rest);
+                d.u64(face_tag(face));
+                d.vec3(n);
+            }
+            Tip::Inside(m) => {
+                d.u64(2);
+                d.usize(m.half);
+                d.vec3(&m.rest);
+            }
+        }
+        d.bools(exempt);
+        d.f64(*tip_speed);
+        match instruments {
+            None => d.u64(0),
+            Some(set) => {
+                d.u64(1);
+                set.digest_into(d);
+            }
+        }
+    }
+
     /// Whether the needle and tissue states are finite.
     pub fn is_finite(&self) -> bool {
         self.needle.is_finite() && self.tissue.is_finite()
+    }
+}
+
+/// A face's tag in a state digest.
+fn face_tag(f: &Face) -> u64 {
+    match f {
+        Face::Top => 0,
+        Face::Wound => 1,
+        Face::Other => 2,
     }
 }
 
@@ -1140,5 +1344,275 @@ impl NodePotential for SutureChannel {
 
     fn relag(&mut self, _: &[Vec3]) -> f64 {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::Quat;
+    use crate::tissue::{TissueGeometry, TissueParams};
+
+    /// The state digest sees the smallest change of every piece of state a step carries to
+    /// the next (the needle's, the tissue's, the swage spring's and the instruments' own
+    /// pieces: their modules' tests; here, that each is fed).
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
+        let shape = super::super::tool::NeedleShape {
+            curvature_radius: 0.008,
+            arc_angle: 0.75 * std::f64::consts::PI,
+            wire_radius: 3.5e-4,
+        };
+        let needle = Needle::new(
+            shape,
+            Vec3::new(0.0, 0.01, 0.0),
+            Quat::identity(),
+            0.5,
+            1e-3,
+            1e-8,
+        );
+        let tissue = Tissue::new(
+            TissueGeometry {
+                center: Vec3::zeros(),
+                size: Vec3::new(0.02, 0.005, 0.01),
+                gap: 1e-3,
+            },
+            TissueParams {
+                youngs_modulus: 1e5,
+                density: 1000.0,
+                mass_damping: 1.0,
+                stiffness_damping: 1e-3,
+                spacing: 2.5e-3,
+            },
+        );
+        let params = SuturingParams {
+            puncture_force: 1.0,
+            tip_stiffness: 500.0,
+            cut_force: 0.2,
+            needle_channel_stiffness: 1000.0,
+            suture_channel_stiffness: 1000.0,
+            friction: 0.3,
+            drag: 0.05,
+            tear_force: 5.0,
+            slip_speed: 1e-3,
+            breaking_force: 10.0,
+        };
+        let mut s = Suturing::new(
+            needle,
+            tissue,
+            params,
+            0,
+            20,
+            21,
+            ToolSpring::new(20, 100.0, 1.0),
+            Vec::new(),
+        );
+        let m = MaterialPoint {
+            half: 1,
+            rest: Vec3::new(0.004, 0.0025, 0.001),
+        };
+        for (through, entry) in [
+            (Through::Needle(1.2), true),
+            (Through::Suture(0.03), false),
+            (Through::Empty, true),
+        ] {
+            s.passages.push(Passage {
+                point: m,
+                face: Face::Top,
+                entry,
+                through,
+                force: Vec3::new(0.0, 0.1, 0.0),
+                slip: 1e-4,
+            });
+        }
+        s.event(0.5, EventKind::NeedleGrasped { at: 0.5 });
+        s.event(0.6, EventKind::NeedleDropped);
+        s.attach.force = Vec3::new(0.0, 0.0, 0.2);
+        s.tension = 0.4;
+        s.tension_segment = 12;
+        s.tip_force = 0.3;
+        s.tip = Tip::Pressing(m, Face::Top, Vec3::y());
+        s.exempt[5] = true;
+        s.tip_speed = 2e-3;
+        s.instruments = Some(Box::new(super::super::instrument::Instruments::new(
+            Vec::new(),
+            21,
+        )));
+        let digest = |s: &Suturing| {
+            let mut d = crate::math::Digest::default();
+            s.digest_into(&mut d);
+            d.0
+        };
+        fn tip_point(s: &mut Suturing) -> &mut MaterialPoint {
+            match &mut s.tip {
+                Tip::Pressing(m, ..) | Tip::Inside(m) => m,
+                Tip::Outside => unreachable!(),
+            }
+        }
+        assert_each_changes(
+            &s,
+            digest,
+            &[
+                ("needle", &|s| ulp3(&mut s.needle.velocity)),
+                ("tissue", &|s| {
+                    let m = MaterialPoint {
+                        half: 0,
+                        rest: Vec3::new(-0.004, 0.0025, 0.0),
+                    };
+                    s.tissue.apply_force(&m, &Vec3::new(0.0, 1e-300, 0.0))
+                }),
+                ("attach", &|s| ulp3(&mut s.attach.force)),
+                ("passages.point.half", &|s| s.passages[2].point.half = 0),
+                ("passages.point.rest", &|s| {
+                    ulp3(&mut s.passages[2].point.rest)
+                }),
+                ("passages.face", &|s| s.passages[2].face = Face::Wound),
+                ("passages.entry", &|s| s.passages[2].entry = false),
+                ("passages.through (needle)", &|s| {
+                    s.passages[0].through = Through::Needle(1.2f64.next_up())
+                }),
+                ("passages.through (suture)", &|s| {
+                    s.passages[1].through = Through::Suture(0.03f64.next_up())
+                }),
+                ("passages.through (kind)", &|s| {
+                    s.passages[2].through = Through::Suture(0.0)
+                }),
+                ("passages.force", &|s| ulp3(&mut s.passages[2].force)),
+                ("passages.slip", &|s| ulp(&mut s.passages[2].slip)),
+                ("passages (one fewer)", &|s| {
+                    s.passages.pop();
+                }),
+                ("events (one more)", &|s| {
+                    s.event(0.7, EventKind::NeedleDropped)
+                }),
+                ("events (a value)", &|s| {
+                    s.events.clear();
+                    s.events_digest = crate::math::Digest::default().0;
+                    s.event(
+                        0.5,
+                        EventKind::NeedleGrasped {
+                            at: 0.5f64.next_up(),
+                        },
+                    );
+                    s.event(0.6, EventKind::NeedleDropped);
+                }),
+                ("events_lost", &|s| s.events_lost += 1),
+                ("tension", &|s| ulp(&mut s.tension)),
+                ("tension_segment", &|s| s.tension_segment += 1),
+                ("tip_force", &|s| ulp(&mut s.tip_force)),
+                ("held", &|s| s.held = false),
+                ("tip (kind)", &|s| s.tip = Tip::Inside(m)),
+                ("tip (outside)", &|s| s.tip = Tip::Outside),
+                ("tip (point half)", &|s| tip_point(s).half = 0),
+                ("tip (point rest)", &|s| ulp3(&mut tip_point(s).rest)),
+                ("tip (face)", &|s| {
+                    s.tip = Tip::Pressing(m, Face::Wound, Vec3::y())
+                }),
+                ("tip (normal)", &|s| {
+                    s.tip = Tip::Pressing(m, Face::Top, Vec3::new(0.0, 1.0, 1e-300))
+                }),
+                ("exempt", &|s| s.exempt[20] = true),
+                ("tip_speed", &|s| ulp(&mut s.tip_speed)),
+                ("instruments", &|s| {
+                    s.instruments.as_mut().expect("some").needle_holder = Some(0)
+                }),
+                ("instruments (none)", &|s| s.instruments = None),
+            ],
+        );
+        // Every kind of event is fed, with its values.
+        let kinds = [
+            EventKind::Puncture {
+                face: Face::Top,
+                position: Vec3::x(),
+                angle: 0.1,
+                force: 1.0,
+                target_error: Some(1e-3),
+                repeat: false,
+            },
+            EventKind::Exit {
+                face: Face::Wound,
+                position: Vec3::x(),
+                target_error: None,
+            },
+            EventKind::Repuncture {
+                position: Vec3::x(),
+                force: 5.0,
+            },
+            EventKind::Withdrawn {
+                position: Vec3::x(),
+            },
+            EventKind::SutureThrough {
+                position: Vec3::x(),
+            },
+            EventKind::NeedleDropped,
+            EventKind::NeedleGrasped { at: 0.5 },
+            EventKind::KnotTied {
+                name: Some("trefoil"),
+                determinant: 3,
+                crossings: 3,
+            },
+            EventKind::Instrument {
+                hand: super::super::tool::Hand::Left,
+                change: super::super::instrument::GraspChange::Slipped(0.01),
+            },
+            EventKind::SutureBroken {
+                segment: 4,
+                tension: 9.0,
+            },
+        ];
+        let digest = |e: &Event| {
+            let mut d = crate::math::Digest::default();
+            e.digest_into(&mut d);
+            d.0
+        };
+        let all: Vec<u64> = kinds
+            .iter()
+            .map(|&kind| digest(&Event { time: 1.0, kind }))
+            .collect();
+        for (i, a) in all.iter().enumerate() {
+            assert!(!all[..i].contains(a), "event kinds {i} digest alike");
+        }
+        let e = Event {
+            time: 1.0,
+            kind: kinds[0],
+        };
+        assert_each_changes(
+            &e,
+            digest,
+            &[
+                ("time", &|e| ulp(&mut e.time)),
+                ("puncture face", &|e| {
+                    if let EventKind::Puncture { face, .. } = &mut e.kind {
+                        *face = Face::Other
+                    }
+                }),
+                ("puncture position", &|e| {
+                    if let EventKind::Puncture { position, .. } = &mut e.kind {
+                        ulp3(position)
+                    }
+                }),
+                ("puncture angle", &|e| {
+                    if let EventKind::Puncture { angle, .. } = &mut e.kind {
+                        ulp(angle)
+                    }
+                }),
+                ("puncture force", &|e| {
+                    if let EventKind::Puncture { force, .. } = &mut e.kind {
+                        ulp(force)
+                    }
+                }),
+                ("puncture target_error", &|e| {
+                    if let EventKind::Puncture { target_error, .. } = &mut e.kind {
+                        *target_error = None
+                    }
+                }),
+                ("puncture repeat", &|e| {
+                    if let EventKind::Puncture { repeat, .. } = &mut e.kind {
+                        *repeat = true
+                    }
+                }),
+            ],
+        );
     }
 }

@@ -61,6 +61,44 @@ impl ToolSpring {
         }
     }
 
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): the
+    /// gains now (a released grasp zeroes them), the target and its velocity and frame (kept
+    /// while the device sends none), the last accepted force (the needle feels the suture's
+    /// pull through it next step) and the quasi-static coupling's solve state. Every field
+    /// is named here, so a new one must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let ToolSpring {
+            // Which node and segment it holds: the scene's.
+            node: _,
+            segment: _,
+            // Set by `begin` at each step's start.
+            h: _,
+            x0: _,
+            k,
+            c,
+            kr,
+            target,
+            target_velocity,
+            target_rotation,
+            force,
+            quasi_static,
+        } = self;
+        for g in [k, c, kr] {
+            d.f64(*g);
+        }
+        d.vec3(target);
+        d.vec3(target_velocity);
+        d.quat(target_rotation);
+        d.vec3(force);
+        match quasi_static {
+            None => d.u64(0),
+            Some(q) => {
+                d.u64(1);
+                q.digest_into(d);
+            }
+        }
+    }
+
     fn gradient(&self, x: &Vec3) -> Vec3 {
         let mut g = (x - self.target) * self.k;
         if let Some(h) = self.h {
@@ -282,6 +320,34 @@ impl StrandsCoupling {
         }
     }
 
+    /// Feed the state a tick carries to the next (a state digest): the gains, the last force
+    /// and tip (the warm start and the damper's previous position), the tip compliance kept
+    /// across ticks (Broyden-updated) and the solve counts. Every field is named here.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let StrandsCoupling {
+            k,
+            c,
+            force,
+            tip,
+            compliance,
+            solves,
+            jacobians,
+        } = self;
+        d.f64(*k);
+        d.f64(*c);
+        d.vec3(force);
+        d.vec3(tip);
+        match compliance {
+            None => d.u64(0),
+            Some(m) => {
+                d.u64(1);
+                d.mat3(m);
+            }
+        }
+        d.u64(*solves);
+        d.u64(*jacobians);
+    }
+
     fn tip_under(
         &mut self,
         rod: &mut crate::rod::Strands,
@@ -384,5 +450,61 @@ impl StrandsCoupling {
         let last = self.force;
         let _ = self.tip_under(rod, prob, &last);
         Err(CouplingError::NoConvergence(gf.norm()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees one ulp of every piece of state a step carries to the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp_m, ulp_q, ulp3};
+        let mut s = ToolSpring::new(3, 200.0, 1.5);
+        s.kr = 0.02;
+        s.target = Vec3::new(0.01, 0.02, 0.03);
+        s.target_velocity = Vec3::new(0.1, 0.0, 0.0);
+        s.target_rotation = Quat::from_euler_angles(0.1, 0.2, 0.3);
+        s.force = Vec3::new(0.5, -0.2, 0.1);
+        let mut q = StrandsCoupling::new(200.0, 0.0, Vec3::new(0.1, 0.0, 0.0));
+        q.force = Vec3::new(0.1, 0.2, 0.3);
+        q.compliance = Some(Mat3::identity() * 0.01);
+        (q.solves, q.jacobians) = (12, 1);
+        s.quasi_static = Some(Box::new(q));
+        let digest = |s: &ToolSpring| {
+            let mut d = crate::math::Digest::default();
+            s.digest_into(&mut d);
+            d.0
+        };
+        fn qs(s: &mut ToolSpring) -> &mut StrandsCoupling {
+            s.quasi_static.as_deref_mut().expect("some")
+        }
+        assert_each_changes(
+            &s,
+            digest,
+            &[
+                ("k", &|s| ulp(&mut s.k)),
+                ("c", &|s| ulp(&mut s.c)),
+                ("kr", &|s| ulp(&mut s.kr)),
+                ("target", &|s| ulp3(&mut s.target)),
+                ("target_velocity", &|s| ulp3(&mut s.target_velocity)),
+                ("target_rotation", &|s| ulp_q(&mut s.target_rotation)),
+                ("force", &|s| ulp3(&mut s.force)),
+                ("quasi_static (none)", &|s| s.quasi_static = None),
+                ("quasi_static.k", &|s| ulp(&mut qs(s).k)),
+                ("quasi_static.c", &|s| ulp(&mut qs(s).c)),
+                ("quasi_static.force", &|s| ulp3(&mut qs(s).force)),
+                ("quasi_static.tip", &|s| ulp3(&mut qs(s).tip)),
+                ("quasi_static.compliance", &|s| {
+                    ulp_m(qs(s).compliance.as_mut().expect("some"))
+                }),
+                ("quasi_static.compliance (none)", &|s| {
+                    qs(s).compliance = None
+                }),
+                ("quasi_static.solves", &|s| qs(s).solves += 1),
+                ("quasi_static.jacobians", &|s| qs(s).jacobians += 1),
+            ],
+        );
     }
 }

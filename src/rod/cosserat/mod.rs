@@ -144,6 +144,67 @@ impl CosseratRod {
         self.params.segments
     }
 
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): node
+    /// positions and velocities, segment frames and angular velocities, the held end frames
+    /// (the midpoint rule starts its half step from them), the broken segment and the rest
+    /// shape (natural curvature and segment length). Every field is named here, so a new one
+    /// must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let CosseratRod {
+            params,
+            // Set at construction from the scene.
+            ends: _,
+            config: _,
+            mass: _,
+            x,
+            v,
+            q,
+            omega,
+            held_frames,
+            work,
+        } = self;
+        let DynamicParams {
+            segments: _,
+            stretch_stiffness: _,
+            bend_stiffness: _,
+            linear_density: _,
+            rotational_density: _,
+            mass_damping: _,
+            stiffness_damping: _,
+            segment_length,
+            rest_darboux,
+            broken,
+        } = params;
+        // Scratch of one step: `begin_step` (the start and the prediction), the strains at
+        // the step's start, `hold` (velocities and frames for re-solves), the trial point of
+        // a line search, and PD's factor (a cache of the step size and ends).
+        let Work {
+            sys: _,
+            x_prev: _,
+            q_prev: _,
+            x_pred: _,
+            q_pred: _,
+            gamma_prev: _,
+            omega_prev: _,
+            x_trial: _,
+            q_trial: _,
+            pd: _,
+            pin_positions: _,
+            held_prev: _,
+            v_start: _,
+            omega_start: _,
+        } = work;
+        d.vec3s(x);
+        d.vec3s(v);
+        q.iter().for_each(|q| d.quat(q));
+        d.vec3s(omega);
+        d.quat(&held_frames.0);
+        d.quat(&held_frames.1);
+        d.u64(broken.map_or(u64::MAX, |b| b as u64));
+        d.f64(*segment_length);
+        d.vec3(rest_darboux);
+    }
+
     /// Node positions [m].
     pub fn positions(&self) -> &[Vec3] {
         &self.x
@@ -257,5 +318,71 @@ impl CosseratRod {
         if ends.1 != EndCondition::Free {
             x[n] = d.end.position;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees one ulp of every piece of state a step carries to the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp_q, ulp3};
+        let p = crate::rod::RodParams {
+            radius: 2e-4,
+            youngs_modulus: 2e9,
+            shear_modulus: 7e8,
+            density: 1100.0,
+        };
+        let mut params = DynamicParams::new(&p, 0.1, 10);
+        params.rest_darboux = Vec3::new(1.0, 0.0, 0.0);
+        let mut rod = CosseratRod::straight(
+            params,
+            (EndCondition::Clamped, EndCondition::Free),
+            SolverConfig::default(),
+            Vec3::zeros(),
+            Mat3::identity(),
+        );
+        let drive = Drive {
+            start: crate::rod::EndTarget {
+                position: Vec3::zeros(),
+                rotation: Quat::identity(),
+            },
+            end: crate::rod::EndTarget {
+                position: Vec3::zeros(),
+                rotation: Quat::identity(),
+            },
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            start_force: Vec3::zeros(),
+            start_torque: Vec3::zeros(),
+            end_force: Vec3::zeros(),
+            end_torque: Vec3::zeros(),
+        };
+        for _ in 0..3 {
+            crate::rod::DynamicRod::step(&mut rod, 1e-3, &drive).unwrap();
+        }
+        let digest = |r: &CosseratRod| {
+            let mut d = crate::math::Digest::default();
+            r.digest_into(&mut d);
+            d.0
+        };
+        assert_each_changes(
+            &rod,
+            digest,
+            &[
+                ("x", &|r| ulp3(&mut r.x[10])),
+                ("v", &|r| ulp3(&mut r.v[10])),
+                ("q", &|r| ulp_q(&mut r.q[9])),
+                ("omega", &|r| ulp3(&mut r.omega[9])),
+                ("held_frames.0", &|r| ulp_q(&mut r.held_frames.0)),
+                ("held_frames.1", &|r| ulp_q(&mut r.held_frames.1)),
+                ("params.broken", &|r| r.params.broken = Some(4)),
+                ("params.segment_length", &|r| {
+                    crate::math::digest_test::ulp(&mut r.params.segment_length)
+                }),
+                ("params.rest_darboux", &|r| ulp3(&mut r.params.rest_darboux)),
+            ],
+        );
     }
 }

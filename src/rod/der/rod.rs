@@ -389,14 +389,98 @@ impl DerRod {
         &self.v[self.first..self.first + self.params.segments + 1]
     }
 
-    /// Feed every bit of the dynamic state (ghosts included) to a state digest.
-    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+    /// Feed the dynamic state (ghosts included: positions, velocities, angles and their
+    /// rates, reference twists, reference directors) to a state digest: what digest version 1
+    /// (`sim::DigestVersion::V1`) covers of a DER rod. Kept bit for bit for the recordings
+    /// that carry it.
+    pub fn digest_v1_into(&self, d: &mut crate::math::Digest) {
         d.vec3s(&self.x);
         d.vec3s(&self.v);
         for v in self.theta.iter().chain(&self.omega).chain(&self.mref) {
             d.f64(*v);
         }
         d.vec3s(&self.a1);
+    }
+
+    /// Feed the state a step carries to the next (a state digest, `sim::World::digest`):
+    /// the dynamic state of [`DerRod::digest_v1_into`], the broken segment and the rest shape
+    /// (rest edge lengths, rest curvatures, twist and Voronoi lengths: authored or
+    /// optimised shapes set them after construction). Every field is named here, so a new one
+    /// must be placed on one side or the other.
+    pub fn digest_into(&self, d: &mut crate::math::Digest) {
+        let DerRod {
+            params,
+            // Set at construction from the scene.
+            ends: _,
+            config: _,
+            mass: _,
+            inertia: _,
+            first: _,
+            x,
+            v,
+            theta,
+            omega,
+            a1,
+            mref,
+            rest,
+            stiff,
+            work,
+        } = self;
+        // Scratch of one step: the start (`save`), the prediction, a line search's trial
+        // point, the velocities for re-solves (`hold`).
+        let Work {
+            sys: _,
+            x_prev: _,
+            theta_prev: _,
+            a1_prev: _,
+            mref_prev: _,
+            x_pred: _,
+            theta_pred: _,
+            x_trial: _,
+            theta_trial: _,
+            a1_trial: _,
+            mref_trial: _,
+            v_start: _,
+            omega_start: _,
+        } = work;
+        d.vec3s(x);
+        d.vec3s(v);
+        d.f64s(theta);
+        d.f64s(omega);
+        d.vec3s(a1);
+        d.f64s(mref);
+        // The material and discretisation are the scene's; DER reads the rest shape from
+        // `rest` and `stiff` (set from `rest_darboux` at construction).
+        let DynamicParams {
+            segments: _,
+            segment_length: _,
+            stretch_stiffness: _,
+            bend_stiffness: _,
+            linear_density: _,
+            rotational_density: _,
+            rest_darboux: _,
+            mass_damping: _,
+            stiffness_damping: _,
+            broken,
+        } = params;
+        d.u64(broken.map_or(u64::MAX, |b| b as u64));
+        d.f64s(rest);
+        for s in stiff {
+            let VertexStiffness {
+                // Material constants of the scene.
+                bend: _,
+                twist: _,
+                form: _,
+                rest_curvature,
+                rest_twist,
+                voronoi,
+            } = s;
+            for c in rest_curvature.iter().flatten() {
+                d.f64(*c);
+            }
+            d.f64(*rest_twist);
+            d.f64(*voronoi);
+        }
     }
 
     /// Edge angles θ from the reference frames [rad] (N).
@@ -827,5 +911,81 @@ impl ImplicitRod for DerRod {
     }
     fn solve_step(&mut self, p: &Problem) -> Result<SolverReport, SolverError> {
         self.implicit_step(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state digest sees one ulp of every piece of state a step carries to the next.
+    #[test]
+    fn digest_sees_every_piece_of_carried_state() {
+        use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
+        let p = crate::rod::RodParams {
+            radius: 2e-4,
+            youngs_modulus: 2e9,
+            shear_modulus: 7e8,
+            density: 1100.0,
+        };
+        let x: Vec<Vec3> = (0..=10)
+            .map(|i| Vec3::new(0.01 * i as f64, 1e-3 * (i as f64).sin(), 0.0))
+            .collect();
+        let mut rod = DerRod::from_centerline(
+            DynamicParams::new(&p, 0.1, 10),
+            (EndCondition::Clamped, EndCondition::Free),
+            SolverConfig::default(),
+            x,
+            &Vec3::z(),
+        );
+        let drive = Drive {
+            start: crate::rod::EndTarget {
+                position: rod.positions()[0],
+                rotation: Quat::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(
+                    rod.frame(0),
+                )),
+            },
+            end: crate::rod::EndTarget {
+                position: Vec3::zeros(),
+                rotation: Quat::identity(),
+            },
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            start_force: Vec3::zeros(),
+            start_torque: Vec3::zeros(),
+            end_force: Vec3::zeros(),
+            end_torque: Vec3::zeros(),
+        };
+        for _ in 0..3 {
+            crate::rod::DynamicRod::step(&mut rod, 1e-3, &drive).unwrap();
+        }
+        let digest = |r: &DerRod| {
+            let mut d = crate::math::Digest::default();
+            r.digest_into(&mut d);
+            d.0
+        };
+        let last = rod.x.len() - 1;
+        let edges = last;
+        assert_each_changes(
+            &rod,
+            digest,
+            &[
+                ("x", &|r| ulp3(&mut r.x[last])),
+                ("x (start ghost)", &|r| ulp3(&mut r.x[0])),
+                ("v", &|r| ulp3(&mut r.v[last])),
+                ("theta", &|r| ulp(&mut r.theta[edges - 1])),
+                ("omega", &|r| ulp(&mut r.omega[edges - 1])),
+                ("a1", &|r| ulp3(&mut r.a1[edges - 1])),
+                ("mref", &|r| ulp(&mut r.mref[edges - 2])),
+                ("params.broken", &|r| r.params.broken = Some(3)),
+                ("rest", &|r| ulp(&mut r.rest[edges - 1])),
+                ("stiff.rest_curvature", &|r| {
+                    ulp(&mut r.stiff[edges - 2].rest_curvature[1][1])
+                }),
+                ("stiff.rest_twist", &|r| {
+                    ulp(&mut r.stiff[edges - 2].rest_twist)
+                }),
+                ("stiff.voronoi", &|r| ulp(&mut r.stiff[edges - 2].voronoi)),
+            ],
+        );
     }
 }

@@ -1,6 +1,7 @@
-//! The session recording format (issue #7), version 3 (issue #22: every device and tool of a
-//! session, version 2; the live knot analysis' records, version 3; version 1 and 2 files still
-//! decode). Little-endian throughout.
+//! The session recording format (issue #7), version 4 (issue #22: every device and tool of a
+//! session, version 2; the live knot analysis' records, version 3; issue #26: the header names
+//! the build and the state digest's version, version 4; versions 1 to 3 still decode).
+//! Little-endian throughout.
 //!
 //! ```text
 //! file   = MAGIC (8 bytes "\x89SUTREC\n") · format version (u32) · chunk*
@@ -31,7 +32,8 @@ mod write;
 pub use error::DecodeError;
 pub use read::{decode, salvage};
 pub use records::{
-    DT_RANGE, DigestRecord, End, EventRecord, FORMAT_VERSION, Header, HeaderError, KnotEvent,
-    KnotRecord, MAGIC, MAX_CHUNK, Recording, SampleRecord, StepRecord, ToolHeader, ToolStep,
+    BUILD, DT_RANGE, DigestRecord, End, EventRecord, FORMAT_VERSION, Header, HeaderError,
+    KnotEvent, KnotRecord, MAGIC, MAX_CHUNK, Provenance, Recording, SampleRecord, StepRecord,
+    ToolHeader, ToolStep,
 };
-pub use write::{Writer, encode};
+pub use write::{Writer, encode, encode_as};

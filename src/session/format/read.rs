@@ -247,6 +247,8 @@ fn header(r: &mut Reader, version: u32) -> Parse<Header> {
         let (k, c, kr) = (r.f64()?, r.f64()?, r.f64()?);
         return Ok(Header {
             crate_version,
+            build: String::new(),
+            digest_version: 1,
             scene_path,
             scene_text,
             dt,
@@ -266,13 +268,25 @@ fn header(r: &mut Reader, version: u32) -> Parse<Header> {
             }],
         });
     }
+    // Version 4 names the build and the digest version; 2 and 3 carry digests of version 1.
+    let crate_version = r.str()?;
+    let build = if version >= 4 {
+        r.str()?
+    } else {
+        String::new()
+    };
+    let (scene_path, scene_text) = (r.str()?, r.str()?);
+    let (dt, haptic_period, digest_every) = (r.f64()?, r.f64()?, r.u64()?);
+    let digest_version = if version >= 4 { r.u32()? } else { 1 };
     let mut h = Header {
-        crate_version: r.str()?,
-        scene_path: r.str()?,
-        scene_text: r.str()?,
-        dt: r.f64()?,
-        haptic_period: r.f64()?,
-        digest_every: r.u64()?,
+        crate_version,
+        build,
+        digest_version,
+        scene_path,
+        scene_text,
+        dt,
+        haptic_period,
+        digest_every,
         started_unix: r.f64()?,
         tools: Vec::new(),
     };

@@ -5,15 +5,22 @@ use crate::device::DeviceSample;
 use crate::math::Vec3;
 use crate::sim::suturing::Event;
 use crate::sim::tool::Hand;
-use crate::sim::{MAX_TOOLS, ToolTarget};
+use crate::sim::{DigestVersion, MAX_TOOLS, ToolTarget};
 use crate::topology::{KnotName, Throw};
 
 /// The first 8 bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"\x89SUTREC\n";
-/// The format version this build writes and the newest it reads (version 3: the live knot
-/// analysis' records, chunk kind 7; version 2: every device and tool of a session, issue #22;
-/// versions 1 and 2 still decode).
-pub const FORMAT_VERSION: u32 = 3;
+/// The format version this build writes and the newest it reads (version 4: the header names
+/// the build and the state digest's version, issue #26; version 3: the live knot analysis'
+/// records, chunk kind 7; version 2: every device and tool of a session, issue #22; versions
+/// 1 to 3 still decode, and carry state digests of version 1).
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The identity of this build, as a recording's header names it (`build.rs`: the crate's
+/// version, a hash of the simulation's sources and Cargo.lock, the compiler and the target),
+/// e.g. `suture 0.1.0, sim 1f0c3a5e9b7d2468, rustc 1.95.0 (59807616e 2026-04-14),
+/// x86_64-unknown-linux-gnu`. Two builds with the same identity re-simulate a recording alike.
+pub const BUILD: &str = env!("SUTURE_BUILD");
 
 /// Chunk kinds (the byte after a chunk's length).
 pub(super) const HEADER: u8 = 1;
@@ -41,19 +48,28 @@ pub const MAX_CHUNK: usize = 64 << 20;
 
 /// What a session was: enough to rebuild its world and its tools exactly.
 ///
-/// Layout (chunk kind 1), version 2: `crate_version`, `scene_path`, `scene_text` (str) ·
-/// `dt`, `haptic_period` (f64) · `digest_every` (u64) · `started_unix` (f64) · tool count u8
-/// (at most `sim::MAX_TOOLS`) · per tool ([`ToolHeader`]): hand u8 (0 right, 1 left) ·
-/// instrument (a flag u8 and a u64 if 1) · `rod`, `node` (u64) · `k`, `c`, `kr` (f64) ·
-/// `device`, `profile_text` (str).
+/// Layout (chunk kind 1), version 4: `crate_version`, `build`, `scene_path`, `scene_text`
+/// (str) · `dt`, `haptic_period` (f64) · `digest_every` (u64) · `digest_version` (u32) ·
+/// `started_unix` (f64) · tool count u8 (at most `sim::MAX_TOOLS`) · per tool
+/// ([`ToolHeader`]): hand u8 (0 right, 1 left) · instrument (a flag u8 and a u64 if 1) ·
+/// `rod`, `node` (u64) · `k`, `c`, `kr` (f64) · `device`, `profile_text` (str).
+///
+/// Versions 2 and 3: the same without `build` and `digest_version` (they decode to an empty
+/// build and digest version 1).
 ///
 /// Version 1 (one tool, the right hand): `crate_version`, `scene_path`, `scene_text`,
 /// `device`, `profile_text` (str) · `dt`, `haptic_period` (f64) · `digest_every`, `tool_rod`,
 /// `tool_node` (u64) · `k`, `c`, `kr`, `started_unix` (f64); it decodes to one [`ToolHeader`].
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Header {
     /// `CARGO_PKG_VERSION` of the build that recorded.
     pub crate_version: String,
+    /// The identity of the build that recorded ([`BUILD`]); empty: not known (a recording of
+    /// format version 1 to 3, or a header written without it).
+    pub build: String,
+    /// The version of the state digests the recording carries (`sim::DigestVersion`; 1 for
+    /// format versions 1 to 3).
+    pub digest_version: u32,
     /// The scene's path as given, and its full text.
     pub scene_path: String,
     /// See `scene_path`.
@@ -95,7 +111,55 @@ pub struct ToolHeader {
     pub profile_text: String,
 }
 
+impl Default for Header {
+    /// An empty header that carries this build's state digests and names no build.
+    fn default() -> Self {
+        Header {
+            crate_version: String::new(),
+            build: String::new(),
+            digest_version: DigestVersion::CURRENT.number(),
+            scene_path: String::new(),
+            scene_text: String::new(),
+            dt: 0.0,
+            haptic_period: 0.0,
+            digest_every: 0,
+            started_unix: 0.0,
+            tools: Vec::new(),
+        }
+    }
+}
+
+/// Whether the build that made a recording is this one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// The header names this build ([`BUILD`]).
+    ThisBuild,
+    /// The header names another build (its identity): its re-simulation here need not be
+    /// bit for bit.
+    OtherBuild(String),
+    /// The header names no build (format versions 1 to 3, or a header written without one):
+    /// the crate version it gives is the same for every commit.
+    Unknown,
+}
+
 impl Header {
+    /// The state digest version the recording carries (None: one this build does not
+    /// compute; [`Header::validate`] refuses it).
+    pub fn digest(&self) -> Option<DigestVersion> {
+        DigestVersion::from_number(self.digest_version)
+    }
+
+    /// Whether this build made the recording.
+    pub fn provenance(&self) -> Provenance {
+        if self.build.is_empty() {
+            Provenance::Unknown
+        } else if self.build == BUILD {
+            Provenance::ThisBuild
+        } else {
+            Provenance::OtherBuild(self.build.clone())
+        }
+    }
+
     /// The devices in words: the only device's name, or `right: NAME, left: NAME`.
     pub fn devices(&self) -> String {
         match self.tools.as_slice() {
@@ -121,6 +185,13 @@ pub enum HeaderError {
     /// Two tools driven by the same hand.
     #[error("header.tools: the {0} hand drives two tools")]
     SameHand(&'static str),
+    /// A state digest version this build does not compute.
+    #[error(
+        "header.digest_version must be a state digest version this build computes (1 to \
+         {newest}), got {0}",
+        newest = DigestVersion::CURRENT.number()
+    )]
+    DigestVersion(u32),
     /// `dt` outside [`DT_RANGE`].
     #[error(
         "header.dt must be in [{:e}, {}] [s] (the physics period of the session), got {dt:e}",
@@ -139,6 +210,9 @@ impl Header {
     pub fn validate(&self) -> Result<(), HeaderError> {
         if !DT_RANGE.contains(&self.dt) {
             return Err(HeaderError::Dt { dt: self.dt });
+        }
+        if self.digest().is_none() {
+            return Err(HeaderError::DigestVersion(self.digest_version));
         }
         for (i, t) in self.tools.iter().enumerate() {
             if self.tools[..i].iter().any(|u| u.hand == t.hand) {
@@ -252,7 +326,8 @@ pub struct EventRecord {
     pub event: Event,
 }
 
-/// A state digest (`sim::World::digest`) after a step.
+/// A state digest (`sim::World::digest` of the world and its tools, of the version the
+/// header gives) after a step.
 ///
 /// Layout (in a chunk of kind 5): `step` u64 · `digest` u64.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

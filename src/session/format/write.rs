@@ -1,5 +1,7 @@
 //! Encoding: the [`Writer`] appends the preamble and CRC-framed chunks of records to a byte
 //! buffer; [`encode`] writes a whole [`Recording`] (a knots chunk only if it has knot records).
+//! Both write the current format version, or ([`Writer::of_version`], [`encode_as`]) an older
+//! one this build still reads, as the builds before it wrote it (to test reading them).
 
 use crate::math::{Quat, Vec3};
 use crate::sim::suturing::EventKind;
@@ -10,18 +12,47 @@ use crate::tissue::Face;
 use super::records::{
     DIGESTS, DigestRecord, END, EVENTS, End, EventRecord, FORMAT_VERSION, HEADER, Header,
     KNOT_NAMES, KNOTS, KnotEvent, KnotRecord, MAGIC, Recording, SAMPLES, STEPS, SampleRecord,
-    StepRecord,
+    StepRecord, ToolHeader,
 };
 use crate::topology::{Sense, Throw};
 
-/// Appends little-endian values to a byte buffer.
-#[derive(Default)]
+/// Appends little-endian values to a byte buffer, in one format version.
 pub struct Writer {
     /// The bytes so far.
     pub buf: Vec<u8>,
+    version: u32,
+}
+
+impl Default for Writer {
+    /// A writer of the current format ([`FORMAT_VERSION`]).
+    fn default() -> Self {
+        Writer {
+            buf: Vec::new(),
+            version: FORMAT_VERSION,
+        }
+    }
 }
 
 impl Writer {
+    /// A writer of format `version` (1 to [`FORMAT_VERSION`]), laid out as the builds of that
+    /// version wrote it: what an older version has no place for is left out (version 1: the
+    /// tools after the first, a sample's tool; versions 1 to 3: the build and the digest
+    /// version, which read back as empty and 1). Knot records (version 3) are written if
+    /// asked, as a chunk an older version refuses.
+    ///
+    /// # Panics
+    /// On a version outside 1 to [`FORMAT_VERSION`].
+    pub fn of_version(version: u32) -> Self {
+        assert!(
+            (1..=FORMAT_VERSION).contains(&version),
+            "format version {version}"
+        );
+        Writer {
+            buf: Vec::new(),
+            version,
+        }
+    }
+
     fn u8(&mut self, x: u8) {
         self.buf.push(x);
     }
@@ -62,7 +93,7 @@ impl Writer {
     /// Start the file: magic and version.
     pub fn preamble(&mut self) {
         self.buf.extend_from_slice(&MAGIC);
-        self.u32(FORMAT_VERSION);
+        self.u32(self.version);
     }
 
     /// Append one chunk of `kind` whose payload `body` writes.
@@ -79,13 +110,23 @@ impl Writer {
 
     /// The header chunk.
     pub fn header(&mut self, h: &Header) {
+        if self.version == 1 {
+            self.header_v1(h);
+            return;
+        }
         self.chunk(HEADER, |w| {
             w.str(&h.crate_version);
+            if w.version >= 4 {
+                w.str(&h.build);
+            }
             w.str(&h.scene_path);
             w.str(&h.scene_text);
             w.f64(h.dt);
             w.f64(h.haptic_period);
             w.u64(h.digest_every);
+            if w.version >= 4 {
+                w.u32(h.digest_version);
+            }
             w.f64(h.started_unix);
             // At most MAX_TOOLS (the decoder refuses more); a longer list is cut here.
             let tools = &h.tools[..h.tools.len().min(MAX_TOOLS)];
@@ -110,6 +151,28 @@ impl Writer {
                 w.str(&t.device);
                 w.str(&t.profile_text);
             }
+        });
+    }
+
+    /// Version 1's header: one tool (the first; none: an empty device at rod 0, node 0).
+    fn header_v1(&mut self, h: &Header) {
+        let none = ToolHeader::default();
+        let t = h.tools.first().unwrap_or(&none);
+        self.chunk(HEADER, |w| {
+            w.str(&h.crate_version);
+            w.str(&h.scene_path);
+            w.str(&h.scene_text);
+            w.str(&t.device);
+            w.str(&t.profile_text);
+            w.f64(h.dt);
+            w.f64(h.haptic_period);
+            w.u64(h.digest_every);
+            w.u64(t.rod);
+            w.u64(t.node);
+            w.f64(t.k);
+            w.f64(t.c);
+            w.f64(t.kr);
+            w.f64(h.started_unix);
         });
     }
 
@@ -145,6 +208,9 @@ impl Writer {
                 w.f64(s.tension);
                 w.f64(s.gap);
                 w.f64(s.tissue_force);
+                if w.version < 2 {
+                    continue;
+                }
                 let more = s.more_tools.iter().take_while(|m| m.is_some()).count();
                 w.u8(more as u8);
                 for m in s.more_tools[..more].iter().flatten() {
@@ -164,7 +230,9 @@ impl Writer {
         self.chunk(SAMPLES, |w| {
             w.u32(samples.len() as u32);
             for s in samples {
-                w.u8(s.tool);
+                if w.version >= 2 {
+                    w.u8(s.tool);
+                }
                 w.f64(s.t);
                 w.vec3(&s.hand_force);
                 match &s.sample {
@@ -349,7 +417,12 @@ impl Writer {
 
 /// The whole recording as bytes (one chunk per record kind; the recorder writes many).
 pub fn encode(r: &Recording) -> Vec<u8> {
-    let mut w = Writer::default();
+    encode_as(r, FORMAT_VERSION)
+}
+
+/// The whole recording as bytes of format `version` ([`Writer::of_version`]).
+pub fn encode_as(r: &Recording, version: u32) -> Vec<u8> {
+    let mut w = Writer::of_version(version);
     w.preamble();
     w.header(&r.header);
     w.steps(&r.steps);
