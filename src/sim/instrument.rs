@@ -592,10 +592,6 @@ impl Instruments {
             if let Some(g) = &self.grips.grips[k] {
                 d.vec3(&g.force);
             }
-            if let Some((lo, hi)) = i.released {
-                d.u64(lo as u64);
-                d.u64(hi as u64);
-            }
         }
     }
 }
@@ -672,6 +668,7 @@ impl Instrument {
             hold,
             target,
             coupling_force,
+            released,
             force,
             torque,
         } = self;
@@ -698,6 +695,14 @@ impl Instrument {
         }
         target.digest_into(d);
         d.vec3(coupling_force);
+        match released {
+            None => d.u64(0),
+            Some((lo, hi)) => {
+                d.u64(1);
+                d.usize(*lo);
+                d.usize(*hi);
+            }
+        }
         d.vec3(force);
         d.vec3(torque);
     }
@@ -956,6 +961,7 @@ mod tests {
             rotation: rot,
         };
         b.target.k = 300.0;
+        b.released = Some((3, 6));
         let mut set = Instruments::new(vec![a, b], 20);
         set.grips.grips[0] = Some(Grip {
             segment: 7,
@@ -1010,6 +1016,8 @@ mod tests {
                 ("hold (nothing)", &|s| s.list[0].hold = Hold::Nothing),
                 ("target", &|s| ulp(&mut s.list[1].target.k)),
                 ("coupling_force", &|s| ulp3(&mut s.list[1].coupling_force)),
+                ("released", &|s| s.list[1].released = Some((3, 7))),
+                ("released (none)", &|s| s.list[1].released = None),
                 ("force", &|s| ulp3(&mut s.list[0].force)),
                 ("torque", &|s| ulp3(&mut s.list[0].torque)),
                 ("grips.segment", &|s| grip(s).segment += 1),
