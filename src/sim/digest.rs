@@ -235,11 +235,9 @@ mod tests {
         StrandsConfig,
     };
     use crate::sim::instrument::{Instrument, InstrumentKind, InstrumentSpec, Instruments};
-    use crate::sim::needle::Needle;
-    use crate::sim::suturing::{Suturing, SuturingParams};
-    use crate::sim::tool::{Hand, NeedleShape, ToolSpring};
+    use crate::sim::suturing::Suturing;
+    use crate::sim::tool::{Hand, ToolSpring};
     use crate::sim::{EndMotion, RodDrive, TipHold};
-    use crate::tissue::{Tissue, TissueGeometry, TissueParams};
 
     fn drive() -> RodDrive {
         RodDrive {
@@ -338,54 +336,10 @@ mod tests {
                 ))),
             },
         ];
-        let shape = NeedleShape {
-            curvature_radius: 0.008,
-            arc_angle: 0.75 * std::f64::consts::PI,
-            wire_radius: 3.5e-4,
-        };
-        let needle = Needle::new(
-            shape,
+        let mut su = crate::sim::suturing::test_suturing(
             Vec3::new(0.1, 0.0, 0.0),
-            Quat::identity(),
-            0.5,
-            1e-3,
-            1e-8,
-        );
-        let tissue = Tissue::new(
-            TissueGeometry {
-                center: Vec3::new(0.1, -0.01, 0.0),
-                size: Vec3::new(0.02, 0.005, 0.01),
-                gap: 1e-3,
-            },
-            TissueParams {
-                youngs_modulus: 1e5,
-                density: 1000.0,
-                mass_damping: 1.0,
-                stiffness_damping: 1e-3,
-                spacing: 2.5e-3,
-            },
-        );
-        let params = SuturingParams {
-            puncture_force: 1.0,
-            tip_stiffness: 500.0,
-            cut_force: 0.2,
-            needle_channel_stiffness: 1000.0,
-            suture_channel_stiffness: 1000.0,
-            friction: 0.3,
-            drag: 0.05,
-            tear_force: 5.0,
-            slip_speed: 1e-3,
-            breaking_force: 10.0,
-        };
-        let mut su = Suturing::new(
-            needle,
-            tissue,
-            params,
-            0,
-            10,
+            Vec3::new(0.1, -0.01, 0.0),
             11,
-            ToolSpring::new(10, 100.0, 1.0),
-            Vec::new(),
         );
         let spec = InstrumentSpec {
             kind: InstrumentKind::NeedleDriver,

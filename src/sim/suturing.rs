@@ -1347,11 +1347,59 @@ impl NodePotential for SutureChannel {
     }
 }
 
+/// A small suturing state for unit tests: a 3/8 needle at `needle_at` [m], a 2 × 0.5 × 1 cm
+/// pad centred at `tissue_center` [m], a suture of `nodes` nodes held at its last.
+#[cfg(test)]
+pub(crate) fn test_suturing(needle_at: Vec3, tissue_center: Vec3, nodes: usize) -> Suturing {
+    use crate::math::Quat;
+    use crate::tissue::{TissueGeometry, TissueParams};
+    let shape = super::tool::NeedleShape {
+        curvature_radius: 0.008,
+        arc_angle: 0.75 * std::f64::consts::PI,
+        wire_radius: 3.5e-4,
+    };
+    let needle = Needle::new(shape, needle_at, Quat::identity(), 0.5, 1e-3, 1e-8);
+    let tissue = Tissue::new(
+        TissueGeometry {
+            center: tissue_center,
+            size: Vec3::new(0.02, 0.005, 0.01),
+            gap: 1e-3,
+        },
+        TissueParams {
+            youngs_modulus: 1e5,
+            density: 1000.0,
+            mass_damping: 1.0,
+            stiffness_damping: 1e-3,
+            spacing: 2.5e-3,
+        },
+    );
+    let params = SuturingParams {
+        puncture_force: 1.0,
+        tip_stiffness: 500.0,
+        cut_force: 0.2,
+        needle_channel_stiffness: 1000.0,
+        suture_channel_stiffness: 1000.0,
+        friction: 0.3,
+        drag: 0.05,
+        tear_force: 5.0,
+        slip_speed: 1e-3,
+        breaking_force: 10.0,
+    };
+    Suturing::new(
+        needle,
+        tissue,
+        params,
+        0,
+        nodes - 1,
+        nodes,
+        ToolSpring::new(nodes - 1, 100.0, 1.0),
+        Vec::new(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::Quat;
-    use crate::tissue::{TissueGeometry, TissueParams};
 
     /// The state digest sees the smallest change of every piece of state a step carries to
     /// the next (the needle's, the tissue's, the swage spring's and the instruments' own
@@ -1359,55 +1407,7 @@ mod tests {
     #[test]
     fn digest_sees_every_piece_of_carried_state() {
         use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
-        let shape = super::super::tool::NeedleShape {
-            curvature_radius: 0.008,
-            arc_angle: 0.75 * std::f64::consts::PI,
-            wire_radius: 3.5e-4,
-        };
-        let needle = Needle::new(
-            shape,
-            Vec3::new(0.0, 0.01, 0.0),
-            Quat::identity(),
-            0.5,
-            1e-3,
-            1e-8,
-        );
-        let tissue = Tissue::new(
-            TissueGeometry {
-                center: Vec3::zeros(),
-                size: Vec3::new(0.02, 0.005, 0.01),
-                gap: 1e-3,
-            },
-            TissueParams {
-                youngs_modulus: 1e5,
-                density: 1000.0,
-                mass_damping: 1.0,
-                stiffness_damping: 1e-3,
-                spacing: 2.5e-3,
-            },
-        );
-        let params = SuturingParams {
-            puncture_force: 1.0,
-            tip_stiffness: 500.0,
-            cut_force: 0.2,
-            needle_channel_stiffness: 1000.0,
-            suture_channel_stiffness: 1000.0,
-            friction: 0.3,
-            drag: 0.05,
-            tear_force: 5.0,
-            slip_speed: 1e-3,
-            breaking_force: 10.0,
-        };
-        let mut s = Suturing::new(
-            needle,
-            tissue,
-            params,
-            0,
-            20,
-            21,
-            ToolSpring::new(20, 100.0, 1.0),
-            Vec::new(),
-        );
+        let mut s = test_suturing(Vec3::new(0.0, 0.01, 0.0), Vec3::zeros(), 21);
         let m = MaterialPoint {
             half: 1,
             rest: Vec3::new(0.004, 0.0025, 0.001),
