@@ -404,6 +404,15 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_suture"))
 }
 
+/// `suture replay --headless --verify FILE`, run to its end.
+fn verify(file: &std::path::Path) -> std::process::Output {
+    bin()
+        .args(["replay", "--headless", "--verify"])
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
 fn tmp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("suture-{}-{name}", std::process::id()))
 }
@@ -451,11 +460,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
         "{:?}",
         rec.events
     );
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = verify(&file);
     let out = String::from_utf8_lossy(&o.stdout);
     println!("{out}{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0));
@@ -506,11 +511,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
     s.target.as_mut().unwrap().position.x += 1e-6;
     let bad = tmp("altered.surec");
     std::fs::write(&bad, format::encode(&altered)).unwrap();
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let o = verify(&bad);
     let out = String::from_utf8_lossy(&o.stdout);
     println!("{out}");
     assert_eq!(o.status.code(), Some(1));
@@ -519,11 +520,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
     // The recording names this build and carries digests of version 2.
     assert_eq!(rec.header.build, format::BUILD);
     assert_eq!(rec.header.digest(), Some(DigestVersion::V2));
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = verify(&file);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("final digest (state digest version 2"),
@@ -543,11 +540,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
         };
         r.header.build = other.into();
         std::fs::write(&bad, format::encode(&r)).unwrap();
-        let o = bin()
-            .args(["replay", "--headless", "--verify"])
-            .arg(&bad)
-            .output()
-            .unwrap();
+        let o = verify(&bad);
         let (out, err) = (
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),
@@ -579,11 +572,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
     wrong.digests[4].digest ^= 1;
     let at = wrong.digests[4].step;
     std::fs::write(&bad, format::encode(&wrong)).unwrap();
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let o = verify(&bad);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -625,11 +614,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
         let back = format::decode(&std::fs::read(&bad).unwrap()).unwrap();
         assert_eq!(back.header.digest(), Some(DigestVersion::V1));
         assert_eq!(back.header.provenance(), format::Provenance::Unknown);
-        let o = bin()
-            .args(["replay", "--headless", "--verify"])
-            .arg(&bad)
-            .output()
-            .unwrap();
+        let o = verify(&bad);
         let out = String::from_utf8_lossy(&o.stdout);
         println!("format {version}: {out}");
         assert_eq!(o.status.code(), Some(0), "{out}");
@@ -647,11 +632,7 @@ fn a_recorded_session_replays_bit_for_bit_and_an_altered_target_is_found() {
     let mut old_altered = old.clone();
     old_altered.steps[699].target.as_mut().unwrap().position.x += 1e-6;
     std::fs::write(&bad, format::encode_as(&old_altered, 3)).unwrap();
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let o = verify(&bad);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("replay diverges at step 700:"), "{out}");
@@ -686,11 +667,7 @@ fn old_recordings_say_which_digest_they_carry() {
     newer.header.digest_version = DigestVersion::CURRENT.number() + 1;
     let f = tmp("newer_digest.surec");
     std::fs::write(&f, format::encode(&newer)).unwrap();
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let o = verify(&f);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -749,11 +726,7 @@ fn a_killed_session_reads_back_up_to_its_last_chunk() {
     assert!(last > 1.5);
     assert!(lost <= 0.100, "{lost} s lost");
     // The CLI says what is wrong with it, naming the file, exit 2.
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = verify(&file);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -767,11 +740,7 @@ fn a_killed_session_reads_back_up_to_its_last_chunk() {
 fn the_cli_names_the_file_and_its_fault() {
     let f = tmp("notarec.surec");
     std::fs::write(&f, b"[scene]\nversion = 1\n").unwrap();
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let o = verify(&f);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -965,11 +934,7 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     assert_eq!(v.digests as usize, rec.digests.len());
     assert_eq!(v.digests, end.steps / 100);
     // And the CLI, with export and assess.
-    let o = bin()
-        .args(["replay", "--headless", "--verify"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = verify(&file);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         o.status.code(),
