@@ -26,7 +26,12 @@
 //! 3 mm within 2.5 s: the pad pulls the loop open harder than the throw's friction holds),
 //! the long end goes slack faster than the hand draws back, and the orbit pulls the throw
 //! apart (the KnotTracker's trefoil becomes the unknot). On a 1 mm wound the first throw
-//! holds until the driver comes down at the tail beside the knot. `--run` prints the
+//! holds until the driver comes down at the tail beside the knot; on a 1 mm wound with a tail
+//! and a long end 8 and 10 mm longer (tail room for the second grasp) it slips too (gap 0.2 →
+//! 0.6 mm in 1.5 s under 0.2 N on the long end), and pulling the long end round the jaws
+//! draws the free tail out of the loose throw. A single first throw holds only while both
+//! ends are pulled, or on a wound that closes with less force than the throw's friction;
+//! a double (surgeon's) first throw needs a long end longer than this scene's. `--run` prints the
 //! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
 //! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
 //! scene (front, top and side views) every MS milliseconds into /tmp/sketch/; the
@@ -458,7 +463,9 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
 
 /// Load the tie scene.
 pub fn scene() -> Scene {
-    let path = "scenes/instrument_tie.toml";
+    // `TIE_SCENE=FILE` ties on another scene (a development aid).
+    let path = std::env::var("TIE_SCENE").unwrap_or_else(|_| "scenes/instrument_tie.toml".into());
+    let path = path.as_str();
     let text = std::fs::read_to_string(path).expect("run from the project root");
     scene::parse(path, &text, Overrides::default()).expect("scene")
 }
