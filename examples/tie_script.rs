@@ -31,7 +31,11 @@
 //! 0.6 mm in 1.5 s under 0.2 N on the long end), and pulling the long end round the jaws
 //! draws the free tail out of the loose throw. A single first throw holds only while both
 //! ends are pulled, or on a wound that closes with less force than the throw's friction;
-//! a double (surgeon's) first throw needs a long end longer than this scene's. `--run` prints the
+//! a double (surgeon's) first throw needs a long end longer than this scene's. With the left
+//! hand keeping 1.5 N on the long end (it feels the needle's pull every 0.1 s) the first
+//! throw holds through the let-go, the driver's re-aim and the orbit's start (gap −0.02 mm at
+//! 12.6 s); then the needle's point meets the skin on the orbit (12.9 s), the suture breaks
+//! and the world runs away (#26). `--run` prints the
 //! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
 //! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
 //! scene (front, top and side views) every MS milliseconds into /tmp/sketch/; the
@@ -236,6 +240,43 @@ pub fn tail_offset(world: &World, at: f64) -> Option<Vec3> {
     Some(jr.rotation * Vec3::new(b.x, b.y, b.z - at))
 }
 
+/// The pull on the left hand's needle [N] (what the hand feels of the long end).
+fn needle_pull(world: &World) -> f64 {
+    world
+        .suturing
+        .as_ref()
+        .and_then(|su| su.instruments.as_ref())
+        .map_or(0.0, |set| set.list[1].coupling_force.norm())
+}
+
+/// The pull the left hand keeps on the long end while the first throw is not yet locked [N].
+const KEEP_PULL: f64 = 1.5;
+
+/// The left hand over `(t0, t1)` [s]: every 0.1 s it feels the long end and moves the swage
+/// away from `knot` (or toward it) by 2 mm per newton short of (or over) [`KEEP_PULL`], at
+/// most 1.5 mm at a time. The right hand's keys up to `t1` are planned. Returns the swage.
+fn taut(
+    eye: &mut Eye,
+    (right, left): (&mut Plan, &mut Plan),
+    (t0, t1): (f64, f64),
+    mut swage: Vec3,
+    knot: Vec3,
+    lhinge: impl Fn(Vec3) -> Vec3,
+) -> Vec3 {
+    let ql = left.pose(t0).1;
+    let n = ((t1 - t0) / 0.1).round().max(1.0) as usize;
+    for k in 1..=n {
+        let tk = t0 + (t1 - t0) * k as f64 / n as f64;
+        left.at(tk, lhinge(swage), ql);
+        if k < n {
+            let f = needle_pull(eye.look(right, left, tk));
+            let u = (swage - knot).normalize();
+            swage += u * ((KEEP_PULL - f) * 0.002).clamp(-0.0015, 0.0015);
+        }
+    }
+    swage
+}
+
 /// Arc length [m] of the suture from the node nearest `p` to its needle end.
 fn length_from(x: &[Vec3], p: &Vec3) -> f64 {
     let k = (0..x.len())
@@ -263,6 +304,15 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     let swage_off = ql.inverse() * (su.needle.swage() - l0.position);
     let lhinge = |s: Vec3| s - ql * swage_off;
     let x0 = sc.world.rods[0].positions();
+    // How far the needle reaches below its swage [m] (the left hand keeps its orientation:
+    // the orbit keeps the needle, not only the swage, clear of the skin after the first throw).
+    let needle_drop = {
+        let n = &su.needle;
+        let sw = n.swage();
+        (0..=16)
+            .map(|k| sw.y - n.point(n.shape.arc_angle * k as f64 / 16.0).y)
+            .fold(0.0, f64::max)
+    };
     let exit = Vec3::new(-0.008, 0.0, 0.0);
     let long = length_from(x0, &exit);
     let mut right = Plan::default();
@@ -294,24 +344,37 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             // 5. The driver lets go of the tail where the last throw left it (low, across the
             // wound), backs up, and comes down at it from above, steeply, from the wound's
             // other side: the wraps go on high, clear of the skin.
+            // The left hand keeps the long end pulled meanwhile (the first throw holds only
+            // while it is).
+            let knot = Vec3::new(0.0, 0.001, 0.0);
             right.press(t);
-            t += 0.3;
-            right.at(t, hinge, q);
-            left.at(t, lhinge(swage), ql);
+            right.at(t + 0.3, hinge, q);
             let d = q * Vec3::z();
-            t += 0.6;
-            right.at(t, hinge - d * 0.010 + Vec3::new(0.0, 0.010, 0.0), q);
-            left.at(t, lhinge(swage), ql);
+            right.at(t + 0.9, hinge - d * 0.010 + Vec3::new(0.0, 0.010, 0.0), q);
+            swage = taut(
+                eye,
+                (&mut right, &mut left),
+                (t, t + 0.9),
+                swage,
+                knot,
+                lhinge,
+            );
+            t += 0.9;
             let x = eye.look(&right, &left, t).rods[0].positions();
             let side = if n % 2 == 0 { 1.0 } else { -1.0 };
             let dn = Vec3::new(0.7 * side, -1.0, 0.3).normalize();
             let (h2, q2) = aim(x[g_node], x[g_node + 1] - x[g_node - 1], dn, jaw, TIP_SHORT);
-            t += 0.8;
-            right.at(t, h2 - dn * 0.010, q2);
-            left.at(t, lhinge(swage), ql);
-            t += 0.5;
-            right.at(t, h2, q2);
-            left.at(t, lhinge(swage), ql);
+            right.at(t + 0.8, h2 - dn * 0.010, q2);
+            right.at(t + 1.3, h2, q2);
+            swage = taut(
+                eye,
+                (&mut right, &mut left),
+                (t, t + 1.3),
+                swage,
+                knot,
+                lhinge,
+            );
+            t += 1.3;
             (hinge, q) = (h2, q2);
             let x = eye.look(&right, &left, t).rods[0].positions();
             // The long end now leaves the knot on the wound.
@@ -343,7 +406,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         };
         let cone = (0..=40)
             .map(|k| rho0 * 0.02 * k as f64)
-            .find(|&a| low(a) >= 0.003)
+            .find(|&a| low(a) >= 0.003 + if n > 0 { needle_drop } else { 0.0 })
             .unwrap_or(0.8 * rho0);
         let c = w - d * cone;
         eprintln!(
@@ -360,31 +423,34 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         };
         // After the first throw the hand feels the long end (the first throw holds only
         // while it is pulled): every 0.1 s of the approach and the orbit, the orbit's radius
-        // is drawn out where the pull on the needle is under 0.6 N and let in where it is
-        // over, 4 mm per newton, at most 2 mm at a time.
+        // is drawn out where the pull on the needle is under KEEP_PULL and let in where it is
+        // over, 2 mm per newton, at most 1.5 mm at a time.
         let feel = n > 0;
         let mut dr = 0.0;
         let feel_at = |eye: &mut Eye, right: &mut Plan, left: &Plan, tk: f64, dr: &mut f64| {
             right.at(tk, hinge, q);
             let w = eye.look(right, left, tk);
-            let f = w
-                .suturing
-                .as_ref()
-                .and_then(|su| su.instruments.as_ref())
-                .map_or(0.0, |set| set.list[1].coupling_force.norm());
-            *dr += ((0.6 - f) * 0.004).clamp(-0.002, 0.002);
+            let f = needle_pull(w);
+            *dr += ((KEEP_PULL - f) * 0.002).clamp(-0.0015, 0.0015);
         };
+        // With the long end pulled (after the first throw) the orbit starts where the swage
+        // is, at its distance from the jaws' axis, and reaches the taut radius where the
+        // strand catches on the jaws; before the catch the strand runs straight from the knot
+        // to the swage, and a move to the taut radius would slacken it.
+        let rel_now = swage - c;
+        let r_now = (rel_now - d * rel_now.dot(&d)).norm();
+        let rho_now = (r_now * r_now + cone * cone).sqrt();
         if feel {
             let from = swage;
-            for k in 1..=10 {
+            for k in 1..=5 {
                 let tk = t + 0.1 * k as f64;
-                let s = k as f64 / 10.0;
-                left.at(tk, lhinge(from + (on(th0, rho0 + dr) - from) * s), ql);
-                if k < 10 {
+                let s = k as f64 / 5.0;
+                left.at(tk, lhinge(from + (on(th0, rho_now + dr) - from) * s), ql);
+                if k < 5 {
                     feel_at(eye, &mut right, &left, tk, &mut dr);
                 }
             }
-            t += 1.0;
+            t += 0.5;
         } else {
             t += 1.0;
             left.at(t, lhinge(on(th0, rho0)), ql);
@@ -396,7 +462,13 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let to_hook = (sense * (PI - th0)).rem_euclid(2.0 * PI);
         let sweep = to_hook + 2.0 * PI * wraps as f64 + 0.5 * PI;
         let per_wrap = 2.0 * PI * (r0.spec.jaw_radius + 0.00012);
-        let rho = |a: f64| rho0 - per_wrap * ((a - to_hook) / (2.0 * PI)).max(0.0);
+        let rho = |a: f64| {
+            if feel && a < to_hook {
+                rho_now + (rho0 - rho_now) * a / to_hook
+            } else {
+                rho0 - per_wrap * ((a - to_hook) / (2.0 * PI)).max(0.0)
+            }
+        };
         let turn = 1.5;
         let dur = turn * sweep / (2.0 * PI);
         let k_n = (36.0 * sweep / (2.0 * PI)).ceil() as usize;
