@@ -1,8 +1,10 @@
 //! The viewer (cargo feature `viewer`): kiss3d 0.47 (wgpu, glam f32) on the main thread. It
 //! draws the newest Snapshot (sim::snapshot) — each rod as a shaded tube with a stripe along its
-//! material direction d1 (so twist shows as a helix), the curved needle on the held end, the
-//! tissue pad, the device's "ghost" needle and the coupling spring, the force arrow — and a HUD
-//! with the loops' rates, jitter and force. It owns no physics: the simulation's f64 state is
+//! material direction d1 (so twist shows as a helix), the curved needle, the tissue pad, each
+//! instrument's jaws and shaft (the contact capsules, a colour per hand, a bead on the suture
+//! point its jaws hold), the device's "ghost" (needle or instrument) and the coupling spring,
+//! the force arrow — and a HUD with the loops' rates, jitter and force, and each instrument's
+//! jaws and what they hold. It owns no physics: the simulation's f64 state is
 //! converted to f32 here, at the render boundary. With the mouse as the device it turns drags
 //! into world-frame increments (device::MouseInput): left-drag moves the needle in the view
 //! plane, the wheel moves it in depth, right-drag rotates it, G grasps and releases, Tab switches
