@@ -146,6 +146,31 @@ async fn run_async(
     let mut drive = input::MouseDrive::default();
     let mut knot = None;
     loop {
+        // A screenshot run draws nothing before the shot's moment: the frame written is then
+        // the first snapshot at or after `screenshot_at` (not whichever came after a slow
+        // frame: a software-rendered frame under Xvfb takes seconds, the first far more), and
+        // the physics keeps the cores to itself until then (software rendering on a 2-core
+        // machine starved it of real time). The camera is still made from the first snapshot.
+        if opts.screenshot.is_some() {
+            if let Some(rx) = &opts.knots {
+                knot = rx.try_iter().last().or(knot);
+            }
+            let newest = snaps.latest();
+            if let (Some(s), None) = (newest, &camera) {
+                camera = Some(input::camera(s, visuals, mouse.is_some()));
+                view.build(s, visuals);
+            }
+            if newest.is_none_or(|s| s.time < opts.screenshot_at) {
+                if opts
+                    .duration
+                    .is_some_and(|d| started.elapsed().as_secs_f64() >= d)
+                {
+                    return Err(RenderError::NoScreenshot(opts.screenshot_at));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+        }
         let mut snap = snaps.latest().cloned();
         // The newest knot the live analysis reported, on the viewer's copy of the snapshot.
         if let Some(rx) = &opts.knots {
