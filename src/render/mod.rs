@@ -38,6 +38,8 @@ pub struct Visuals {
     pub needle: Option<NeedleShape>,
     /// The tissue pad.
     pub tissue: Option<TissuePad>,
+    /// The scene's camera at the start (its `[view]`); None: framing the rods and the pad.
+    pub view: Option<CameraPose>,
     /// Window title.
     pub title: String,
     /// Each tool's device, in the order of the snapshots' tools (`devices[i]` drives

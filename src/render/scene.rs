@@ -109,9 +109,12 @@ pub struct CameraPose {
     pub at: V3,
 }
 
-/// Frame the rods and the tissue from above-front (35° elevation, 20° azimuth), so that
-/// their bounding sphere fits a 45° field of view.
+/// The scene's camera (`[view]`), else the rods and the tissue framed from above-front (35°
+/// elevation, 20° azimuth) so that their bounding sphere fits a 45° field of view.
 pub fn initial_camera(snapshot: &Snapshot, visuals: &Visuals) -> CameraPose {
+    if let Some(v) = visuals.view {
+        return v;
+    }
     let mut lo = V3::repeat(f64::INFINITY);
     let mut hi = V3::repeat(f64::NEG_INFINITY);
     for p in snapshot.rods.iter().flat_map(|r| r.positions.iter()) {
