@@ -9,8 +9,9 @@ use crate::sim::snapshot::Snapshot;
 use kiss3d::prelude::*;
 use std::sync::Arc;
 
-/// HUD text colour.
+/// HUD text colour, and its shadow's.
 const HUD: Color = Color::new(0.95, 0.95, 0.95, 1.0);
+const SHADOW: Color = Color::new(0.0, 0.0, 0.0, 0.85);
 
 /// What drives the needle, for the help line.
 pub(super) enum Help {
@@ -46,7 +47,8 @@ pub(super) fn draw(
         .iter()
         .enumerate()
     {
-        window.draw_text(
+        shadowed(
+            window,
             line,
             Vec2::new(12.0, 10.0 + 30.0 * k as f32),
             28.0,
@@ -67,7 +69,14 @@ pub(super) fn draw(
         Help::Device => "drag orbit | wheel zoom | the device drives the needle",
     };
     let y = window.size().y as f32 - 40.0;
-    window.draw_text(help, Vec2::new(12.0, y), 26.0, font, HUD);
+    shadowed(window, help, Vec2::new(12.0, y), 26.0, font, HUD);
+}
+
+/// Text with a dark shadow under it, legible on the pink pad and the instruments as on the
+/// background.
+fn shadowed(window: &mut Window, text: &str, at: Vec2, size: f32, font: &Arc<Font>, c: Color) {
+    window.draw_text(text, at + Vec2::new(2.0, 2.0), size, font, SHADOW);
+    window.draw_text(text, at, size, font, c);
 }
 
 /// Before the first snapshot.

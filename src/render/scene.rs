@@ -1,5 +1,6 @@
 //! The scene graph: each rod as a shaded tube with a stripe along its material direction d1
-//! (so twist shows as a helix), the curved needle, the tissue pad, each instrument's jaws and
+//! (so twist shows as a helix), the curved needle, the tissue pad (an incised pad's skin as
+//! each half's deformed top surface, so the wound is seen to close), each instrument's jaws and
 //! shaft as the contact capsules they are (a colour per hand) with a bead on the suture point
 //! its jaws hold, and the lines drawn each frame (skin lattice, targets and holes, and per tool
 //! its ghost, coupling spring and force arrow); the initial camera pose.
@@ -153,6 +154,9 @@ struct Nodes {
     needle: Vec<SceneNode3d>,
     /// Per tool slot, its instrument's nodes.
     instruments: [Option<InstrumentNodes>; MAX_TOOLS],
+    /// The skin: each half's deformed top surface (suturing scenes; None for a lattice too
+    /// small to mesh).
+    skin: Vec<Option<SceneNode3d>>,
 }
 
 /// The bead's radius [m]: over the jaws it sits between (and the drawn suture).
@@ -188,6 +192,7 @@ fn build_instrument(
 /// Add a tube and a stripe per rod segment, the needle's pieces, the tissue pad and each
 /// tool's instrument.
 fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals, size: f64) -> Nodes {
+    let mut skin = Vec::new();
     let mut tubes = Vec::new();
     let mut stripes = Vec::new();
     for r in &snap.rods {
@@ -224,9 +229,19 @@ fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals, size: f64)
     };
     match (&visuals.tissue, &snap.suturing) {
         (Some(t), Some(su)) => {
-            // The incised pad: one block per half (from the rest lattice), the skin drawn
-            // over it as the deformed lattice each frame (draw_lines).
+            // The incised pad: one block per half (from the first snapshot's lattice), the
+            // skin over it as each half's deformed top surface (a mesh on the lattice, moved
+            // each frame: the wound is seen to close) with its lattice lines (draw_lines).
             let n0 = su.grid[0].0 * su.grid[0].1;
+            for (&(nx, nz), half) in su.grid.iter().zip([&su.top[..n0], &su.top[n0..]]) {
+                skin.push((nx > 1 && nz > 1 && half.len() == nx * nz).then(|| {
+                    let pts: Vec<Vec3> = half.iter().map(f32v).collect();
+                    let mut top = SceneNode3d::quad_with_vertices(&pts, nx, nz);
+                    top.set_color(TISSUE);
+                    scene.add_child(top.clone());
+                    top
+                }));
+            }
             for half in [&su.top[..n0], &su.top[n0..]] {
                 let (lo, hi) = half
                     .iter()
@@ -269,6 +284,7 @@ fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals, size: f64)
         stripes,
         needle,
         instruments,
+        skin,
     }
 }
 
@@ -280,6 +296,25 @@ fn scene_size(snap: &Snapshot, visuals: &Visuals) -> f64 {
 
 /// Move the nodes to the snapshot; returns the tube radius exaggeration.
 fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f64 {
+    if let Some(su) = &snap.suturing {
+        let mut off = 0;
+        for (k, &(nx, nz)) in su.grid.iter().enumerate() {
+            let Some(half) = su.top.get(off..off + nx * nz) else {
+                break;
+            };
+            off += nx * nz;
+            if let Some(node) = nodes.skin.get_mut(k).and_then(Option::as_mut) {
+                node.modify_vertices(&mut |v: &mut Vec<Vec3>| {
+                    for (dst, p) in v.iter_mut().zip(half) {
+                        *dst = f32v(p);
+                    }
+                });
+                // The quad's triangles wind clockwise seen from +y: its normals face down.
+                node.recompute_normals();
+                node.modify_normals(&mut |n: &mut Vec<Vec3>| n.iter_mut().for_each(|v| *v = -*v));
+            }
+        }
+    }
     let mut exaggeration = 1.0;
     for (k, r) in snap.rods.iter().enumerate() {
         let (dr, ex) = display_radius(r.radius, size);
