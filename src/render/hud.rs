@@ -50,8 +50,8 @@ pub(super) fn draw(
         shadowed(
             window,
             line,
-            Vec2::new(12.0, 10.0 + 30.0 * k as f32),
-            28.0,
+            Vec2::new(12.0, 10.0 + 25.0 * k as f32),
+            23.0,
             font,
             *colour,
         );
@@ -66,10 +66,13 @@ pub(super) fn draw(
         Help::Mouse { .. } => {
             "left-drag move | wheel depth | right-drag rotate | G grasp/release | ctrl+drag orbit | ctrl+wheel zoom"
         }
+        Help::Device if snap.tools.iter().flatten().any(|t| t.instrument.is_some()) => {
+            "drag orbit | wheel zoom | the devices drive the instruments (button 0: the jaws)"
+        }
         Help::Device => "drag orbit | wheel zoom | the device drives the needle",
     };
-    let y = window.size().y as f32 - 40.0;
-    shadowed(window, help, Vec2::new(12.0, y), 26.0, font, HUD);
+    let y = window.size().y as f32 - 34.0;
+    shadowed(window, help, Vec2::new(12.0, y), 22.0, font, HUD);
 }
 
 /// Text with a dark shadow under it, legible on the pink pad and the instruments as on the
