@@ -57,8 +57,9 @@ enum Command {
         /// Wall time to run [s] (headless: required; with a window: close after it).
         #[arg(long, value_parser = parse_seconds)]
         duration: Option<f64>,
-        /// Render one frame to this PNG (after --shot-at simulated seconds) and exit; also
-        /// writes PNG.json with the projected rod centerlines.
+        /// Render one frame to this PNG (the first snapshot at or after --shot-at simulated
+        /// seconds; nothing is drawn before it) and exit; also writes PNG.json with the
+        /// projected rod centerlines, needle and instruments.
         #[arg(long)]
         screenshot: Option<String>,
         /// Simulated time of the screenshot [s].

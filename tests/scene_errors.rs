@@ -107,7 +107,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `instruments`, `needle`, `tissue`, `targets`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `instruments`, `needle`, `tissue`, `targets`, `view`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",
@@ -164,6 +164,10 @@ const CASES: &[(&str, &str)] = &[
     (
         "tests/fixtures/bad/tissue_gap.toml",
         r#"tests/fixtures/bad/tissue_gap.toml:46:7: tissue.gap must be narrower than half the pad's width 0.04 [m], got 0.05"#,
+    ),
+    (
+        "tests/fixtures/bad/view_eye.toml",
+        r#"tests/fixtures/bad/view_eye.toml:9:7: view.eye must be at least 0.1 mm from `at` [m], got 0.05 mm"#,
     ),
     (
         "tests/fixtures/bad/tissue_spacing.toml",

@@ -425,3 +425,150 @@ fn the_mouse_alone_holds_both_instruments_where_the_scene_put_them() {
     assert_eq!(side["tools"].as_array().unwrap().len(), 2, "{side}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The right driver's colour class: orange, jaws and shaft (red well above green, little blue),
+/// whatever the shading; not the pink pad (much blue), the yellow bead or the red arrow.
+fn is_right_instrument(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    r > 90 && 10 * g >= 3 * r && 4 * g <= 3 * r && 20 * b < 7 * r
+}
+
+/// The left driver's: teal (green and blue well above red, green the larger).
+fn is_left_instrument(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    g > r + 50 && b > r + 30 && g >= b
+}
+
+/// Issue #22: the viewer draws the instruments as the capsules they are. The tie scene under
+/// Xvfb (without its `[view]`, which frames where the tie goes on later: the default camera has
+/// both instruments in view at the start), both hands still, the right hand's jaw button
+/// pressed at 0.05 s: at 0.3 s each instrument's colour lies along the projected cores of its
+/// jaws and shaft (the sidecar, from the camera that drew the frame) and not on both sides
+/// beside them, and the right driver's jaws are open (apart on screen near their tips by more
+/// than a jaw's width, each drawn) while the left's, holding the needle, are closed.
+#[test]
+fn the_instruments_are_drawn_where_the_camera_projects_their_capsules() {
+    let dir = std::env::temp_dir().join(format!("suture-viewer-jaws-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (right, left) = (dir.join("right.csv"), dir.join("left.csv"));
+    std::fs::write(
+        &right,
+        "0,0,0,0,0,0,0,0\n0.05,0,0,0,0,0,0,1\n0.07,0,0,0,0,0,0,0\n2,0,0,0,0,0,0,0\n",
+    )
+    .unwrap();
+    std::fs::write(&left, "0,0,0,0,0,0,0,0\n2,0,0,0,0,0,0,0\n").unwrap();
+    let text = std::fs::read_to_string("scenes/instrument_tie.toml").unwrap();
+    let scene = dir.join("tie.toml");
+    std::fs::write(&scene, &text[..text.find("\n[view]").unwrap_or(text.len())]).unwrap();
+    let shot = dir.join("jaws.png");
+    let o = with_display(env!("CARGO_BIN_EXE_suture"))
+        .args(["run", "--no-record", "--shot-at=0.3"])
+        .arg(&scene)
+        .arg(format!(
+            "--device=right=scripted:{},left=scripted:{}",
+            right.display(),
+            left.display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width as i64, info.height as i64);
+    let bpp = info.line_size / info.width as usize;
+    let px = |x: i64, y: i64| -> Option<[u8; 3]> {
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return None;
+        }
+        let i = y as usize * info.line_size + x as usize * bpp;
+        Some([buf[i], buf[i + 1], buf[i + 2]])
+    };
+    let near = |(x, y): (f64, f64), r: i64, class: fn([u8; 3]) -> bool| {
+        let (x, y) = (x.round() as i64, y.round() as i64);
+        (-r..=r).any(|dx| (-r..=r).any(|dy| px(x + dx, y + dy).is_some_and(class)))
+    };
+    let inside = |(x, y): (f64, f64)| x >= 0.0 && y >= 0.0 && x < w as f64 && y < h as f64;
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shot.with_extension("png.json")).unwrap())
+            .unwrap();
+    let instruments = side["instruments"].as_array().unwrap();
+    assert_eq!(instruments.len(), 2, "{side}");
+    let point = |p: &serde_json::Value| Some((p[0].as_f64()?, p[1].as_f64()?));
+    for ins in instruments {
+        let hand = ins["hand"].as_str().unwrap();
+        let class: fn([u8; 3]) -> bool = match hand {
+            "right" => is_right_instrument,
+            _ => is_left_instrument,
+        };
+        let (mut on, mut beside, mut total) = (0usize, 0usize, 0usize);
+        for (core, radius) in ins["capsules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(ins["radii_px"].as_array().unwrap())
+        {
+            let pts: Vec<(f64, f64)> = core.as_array().unwrap().iter().filter_map(point).collect();
+            let r = radius.as_f64().unwrap();
+            // The ends' caps and the part past the image's edge are left out.
+            for s in pts.windows(2) {
+                let (a, b) = (s[0], s[1]);
+                if !(inside(a) && inside(b)) {
+                    continue;
+                }
+                let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+                let n = (dx * dx + dy * dy).sqrt().max(1e-9);
+                let m = ((a.0 + b.0) * 0.5, (a.1 + b.1) * 0.5);
+                total += 1;
+                on += usize::from(near(m, 2, class));
+                // Control: 1.5 radii plus 10 px beside the core, both sides.
+                let off = 1.5 * r + 10.0;
+                beside += usize::from(
+                    near((m.0 - off * dy / n, m.1 + off * dx / n), 1, class)
+                        && near((m.0 + off * dy / n, m.1 - off * dx / n), 1, class),
+                );
+            }
+        }
+        println!("{hand}: {on}/{total} core points on its colour, {beside} with it both sides");
+        assert!(total >= 8, "{hand}: {total} core points in the image");
+        assert!(on as f64 >= 0.85 * total as f64, "{hand}: {on}/{total}");
+        assert!(
+            beside as f64 <= 0.1 * total as f64,
+            "{hand}: {beside}/{total}"
+        );
+    }
+    // The jaws: the right driver's open, the left's (on the needle) closed; compared at 7/8 of
+    // their length (the tail, ahead of the right jaws, hides a tip).
+    let tip = |ins: &serde_json::Value, j: usize| {
+        let core = ins["capsules"][j].as_array().unwrap();
+        point(&core[core.len() - 2]).unwrap()
+    };
+    let (r, l) = (&instruments[0], &instruments[1]);
+    assert_eq!(
+        (r["hand"].as_str(), l["hand"].as_str()),
+        (Some("right"), Some("left"))
+    );
+    assert_eq!(
+        (r["jaws"].as_str(), l["jaws"].as_str()),
+        (Some("open"), Some("closed"))
+    );
+    let jaw_px = r["radii_px"][0].as_f64().unwrap();
+    let (a, b) = (tip(r, 0), tip(r, 1));
+    let apart = ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt();
+    println!(
+        "right jaws {apart:.1} px apart near their tips (a jaw {:.1} px wide)",
+        2.0 * jaw_px
+    );
+    assert!(apart > 2.0 * jaw_px, "{apart} px");
+    assert!(near(a, 2, is_right_instrument) && near(b, 2, is_right_instrument));
+    assert_eq!(tip(l, 0), tip(l, 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

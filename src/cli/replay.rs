@@ -168,6 +168,10 @@ fn view(
     let visuals = Visuals {
         needle: sc.needle,
         tissue: sc.tissue,
+        view: sc.view.map(|v| suture::render::CameraPose {
+            eye: v.eye,
+            at: v.at,
+        }),
         title: format!("suture — replay of {file}"),
         devices: h
             .tools

@@ -463,6 +463,10 @@ pub fn run(a: RunArgs) -> ExitCode {
             let visuals = Visuals {
                 needle: sc.needle,
                 tissue: sc.tissue,
+                view: sc.view.map(|v| suture::render::CameraPose {
+                    eye: v.eye,
+                    at: v.at,
+                }),
                 title: format!("suture — {name}"),
                 devices: visual_devices
                     .iter()

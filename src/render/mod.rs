@@ -1,8 +1,10 @@
 //! The viewer (cargo feature `viewer`): kiss3d 0.47 (wgpu, glam f32) on the main thread. It
 //! draws the newest Snapshot (sim::snapshot) — each rod as a shaded tube with a stripe along its
-//! material direction d1 (so twist shows as a helix), the curved needle on the held end, the
-//! tissue pad, the device's "ghost" needle and the coupling spring, the force arrow — and a HUD
-//! with the loops' rates, jitter and force. It owns no physics: the simulation's f64 state is
+//! material direction d1 (so twist shows as a helix), the curved needle, the tissue pad, each
+//! instrument's jaws and shaft (the contact capsules, a colour per hand, a bead on the suture
+//! point its jaws hold), the device's "ghost" (needle or instrument) and the coupling spring,
+//! the force arrow — and a HUD with the loops' rates, jitter and force, and each instrument's
+//! jaws and what they hold. It owns no physics: the simulation's f64 state is
 //! converted to f32 here, at the render boundary. With the mouse as the device it turns drags
 //! into world-frame increments (device::MouseInput): left-drag moves the needle in the view
 //! plane, the wheel moves it in depth, right-drag rotates it, G grasps and releases, Tab switches
@@ -36,6 +38,8 @@ pub struct Visuals {
     pub needle: Option<NeedleShape>,
     /// The tissue pad.
     pub tissue: Option<TissuePad>,
+    /// The scene's camera at the start (its `[view]`); None: framing the rods and the pad.
+    pub view: Option<CameraPose>,
     /// Window title.
     pub title: String,
     /// Each tool's device, in the order of the snapshots' tools (`devices[i]` drives
@@ -144,6 +148,31 @@ async fn run_async(
     let mut drive = input::MouseDrive::default();
     let mut knot = None;
     loop {
+        // A screenshot run draws nothing before the shot's moment: the frame written is then
+        // the first snapshot at or after `screenshot_at` (not whichever came after a slow
+        // frame: a software-rendered frame under Xvfb takes seconds, the first far more), and
+        // the physics keeps the cores to itself until then (software rendering on a 2-core
+        // machine starved it of real time). The camera is still made from the first snapshot.
+        if opts.screenshot.is_some() {
+            if let Some(rx) = &opts.knots {
+                knot = rx.try_iter().last().or(knot);
+            }
+            let newest = snaps.latest();
+            if let (Some(s), None) = (newest, &camera) {
+                camera = Some(input::camera(s, visuals, mouse.is_some()));
+                view.build(s, visuals);
+            }
+            if newest.is_none_or(|s| s.time < opts.screenshot_at) {
+                if opts
+                    .duration
+                    .is_some_and(|d| started.elapsed().as_secs_f64() >= d)
+                {
+                    return Err(RenderError::NoScreenshot(opts.screenshot_at));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+        }
         let mut snap = snaps.latest().cloned();
         // The newest knot the live analysis reported, on the viewer's copy of the snapshot.
         if let Some(rx) = &opts.knots {

@@ -1,12 +1,16 @@
 //! The scene graph: each rod as a shaded tube with a stripe along its material direction d1
-//! (so twist shows as a helix), the curved needle on the held end, the tissue pad, and the
-//! lines drawn each frame (skin lattice, targets and holes, and per tool its ghost, coupling
-//! spring and force arrow); the initial camera pose.
+//! (so twist shows as a helix), the curved needle, the tissue pad (an incised pad's skin as
+//! each half's deformed top surface, so the wound is seen to close), each instrument's jaws and
+//! shaft as the contact capsules they are (a colour per hand) with a bead on the suture point
+//! its jaws hold, and the lines drawn each frame (skin lattice, targets and holes, and per tool
+//! its ghost, coupling spring and force arrow); the initial camera pose.
 
 use super::{Visuals, f32v};
 use crate::math::Vec3 as V3;
+use crate::sim::MAX_TOOLS;
+use crate::sim::instrument::{Holding, InstrumentState};
 use crate::sim::snapshot::{Snapshot, ToolSnapshot};
-use crate::sim::tool::NeedleShape;
+use crate::sim::tool::{Hand, NeedleShape};
 use kiss3d::prelude::*;
 
 /// Suture colour (nylon blue-violet), stripe, needle, tissue, ghost needle, force.
@@ -16,6 +20,25 @@ const NEEDLE: Color = Color::new(0.78, 0.8, 0.84, 1.0);
 const TISSUE: Color = Color::new(0.93, 0.62, 0.58, 1.0);
 const GHOST: Color = Color::new(0.6, 0.6, 0.6, 1.0);
 const FORCE: Color = Color::new(0.95, 0.1, 0.1, 1.0);
+
+/// The bead on a grasped suture point (bright yellow, over the jaws).
+const BEAD: Color = Color::new(1.0, 0.92, 0.2, 1.0);
+
+/// An instrument's colours by the hand that drives it: (jaws, shaft). Right orange, left
+/// teal: apart from the suture (blue-violet), the tissue (pink), the needle (steel) and each
+/// other.
+pub(super) fn instrument_colours(hand: Hand) -> (Color, Color) {
+    match hand {
+        Hand::Right => (
+            Color::new(1.0, 0.5, 0.08, 1.0),
+            Color::new(0.72, 0.36, 0.06, 1.0),
+        ),
+        Hand::Left => (
+            Color::new(0.1, 0.8, 0.58, 1.0),
+            Color::new(0.07, 0.56, 0.42, 1.0),
+        ),
+    }
+}
 
 /// Needle drawn with this many cylinders.
 pub(super) const NEEDLE_PIECES: usize = 16;
@@ -28,6 +51,40 @@ const ARROW_MAX: f64 = 0.06;
 fn display_radius(radius: f64, scene_size: f64) -> (f64, f64) {
     let r = radius.max(0.008 * scene_size);
     (r, r / radius)
+}
+
+/// Place a capsule mesh (made along +Y with its true radius and core length) on the core
+/// segment `a`–`b`.
+fn place_capsule(node: &mut SceneNode3d, a: &V3, b: &V3) {
+    let d = b - a;
+    let len = d.norm();
+    if !(len.is_finite() && len > 0.0) {
+        node.set_visible(false);
+        return;
+    }
+    node.set_visible(true);
+    node.set_position(f32v(&((a + b) * 0.5)));
+    node.set_rotation(Quat::from_rotation_arc(Vec3::Y, f32v(&(d / len))));
+}
+
+/// The suture point an instrument holds [m], from the snapshot's rod `rod`.
+pub(super) fn held_point(snap: &Snapshot, rod: usize, ins: &InstrumentState) -> Option<V3> {
+    let Holding::Suture { segment, s } = ins.holding else {
+        return None;
+    };
+    let x = &snap.rods.get(rod)?.positions;
+    let (a, b) = (x.get(segment)?, x.get(segment + 1)?);
+    Some(a + (b - a) * s)
+}
+
+/// The needle's swage point and frame: the suturing world's needle, else the first tool's
+/// (drawn from its swage).
+pub(super) fn needle_pose(snap: &Snapshot) -> Option<(V3, crate::math::Quat)> {
+    match (&snap.suturing, snap.tool()) {
+        (Some(su), _) => Some((su.swage, su.rotation)),
+        (None, Some(t)) => Some((t.position, t.rotation)),
+        (None, None) => None,
+    }
 }
 
 /// Place a unit cylinder (radius 0.5, height 1, along +Y) between `a` and `b` with radius `r`.
@@ -53,9 +110,12 @@ pub struct CameraPose {
     pub at: V3,
 }
 
-/// Frame the rods and the tissue from above-front (35° elevation, 20° azimuth), so that
-/// their bounding sphere fits a 45° field of view.
+/// The scene's camera (`[view]`), else the rods and the tissue framed from above-front (35°
+/// elevation, 20° azimuth) so that their bounding sphere fits a 45° field of view.
 pub fn initial_camera(snapshot: &Snapshot, visuals: &Visuals) -> CameraPose {
+    if let Some(v) = visuals.view {
+        return v;
+    }
     let mut lo = V3::repeat(f64::INFINITY);
     let mut hi = V3::repeat(f64::NEG_INFINITY);
     for p in snapshot.rods.iter().flat_map(|r| r.positions.iter()) {
@@ -81,15 +141,58 @@ pub fn initial_camera(snapshot: &Snapshot, visuals: &Visuals) -> CameraPose {
     }
 }
 
+/// An instrument's nodes: jaw A, jaw B, the shaft, and the bead on the suture point it holds.
+struct InstrumentNodes {
+    parts: Vec<SceneNode3d>,
+    bead: SceneNode3d,
+}
+
 /// Scene graph nodes, made once from the first snapshot's shape.
 struct Nodes {
     tubes: Vec<Vec<SceneNode3d>>,
     stripes: Vec<Vec<SceneNode3d>>,
     needle: Vec<SceneNode3d>,
+    /// Per tool slot, its instrument's nodes.
+    instruments: [Option<InstrumentNodes>; MAX_TOOLS],
+    /// The skin: each half's deformed top surface (suturing scenes; None for a lattice too
+    /// small to mesh).
+    skin: Vec<Option<SceneNode3d>>,
 }
 
-/// Add a tube and a stripe per rod segment, the needle's pieces and the tissue pad.
-fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals) -> Nodes {
+/// The bead's radius [m]: over the jaws it sits between (and the drawn suture).
+fn bead_radius(ins: &InstrumentState, suture_radius: f64) -> f64 {
+    1.6 * ins.capsules[0].2.max(suture_radius)
+}
+
+/// An instrument's capsules (made with their true radii and lengths; only their pose
+/// changes) in its hand's colours, and its bead.
+fn build_instrument(
+    scene: &mut SceneNode3d,
+    ins: &InstrumentState,
+    hand: Hand,
+    suture_radius: f64,
+) -> InstrumentNodes {
+    let (jaw, shaft) = instrument_colours(hand);
+    let parts = ins
+        .capsules
+        .iter()
+        .enumerate()
+        .map(|(j, (a, b, r))| {
+            let mut c = scene.add_capsule_with_subdiv(*r as f32, (b - a).norm() as f32, 24, 8);
+            c.set_color(if j < 2 { jaw } else { shaft });
+            c
+        })
+        .collect();
+    let mut bead = scene.add_sphere(bead_radius(ins, suture_radius) as f32);
+    bead.set_color(BEAD);
+    bead.set_visible(false);
+    InstrumentNodes { parts, bead }
+}
+
+/// Add a tube and a stripe per rod segment, the needle's pieces, the tissue pad and each
+/// tool's instrument.
+fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals, size: f64) -> Nodes {
+    let mut skin = Vec::new();
     let mut tubes = Vec::new();
     let mut stripes = Vec::new();
     for r in &snap.rods {
@@ -126,9 +229,19 @@ fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals) -> Nodes {
     };
     match (&visuals.tissue, &snap.suturing) {
         (Some(t), Some(su)) => {
-            // The incised pad: one block per half (from the rest lattice), the skin drawn
-            // over it as the deformed lattice each frame (draw_lines).
+            // The incised pad: one block per half (from the first snapshot's lattice), the
+            // skin over it as each half's deformed top surface (a mesh on the lattice, moved
+            // each frame: the wound is seen to close) with its lattice lines (draw_lines).
             let n0 = su.grid[0].0 * su.grid[0].1;
+            for (&(nx, nz), half) in su.grid.iter().zip([&su.top[..n0], &su.top[n0..]]) {
+                skin.push((nx > 1 && nz > 1 && half.len() == nx * nz).then(|| {
+                    let pts: Vec<Vec3> = half.iter().map(f32v).collect();
+                    let mut top = SceneNode3d::quad_with_vertices(&pts, nx, nz);
+                    top.set_color(TISSUE);
+                    scene.add_child(top.clone());
+                    top
+                }));
+            }
             for half in [&su.top[..n0], &su.top[n0..]] {
                 let (lo, hi) = half
                     .iter()
@@ -154,10 +267,24 @@ fn build(scene: &mut SceneNode3d, snap: &Snapshot, visuals: &Visuals) -> Nodes {
         }
         _ => {}
     }
+    let mut instruments = [const { None }; MAX_TOOLS];
+    for (slot, t) in instruments.iter_mut().zip(&snap.tools) {
+        if let Some((t, ins)) = t.as_ref().and_then(|t| Some((t, t.instrument.as_ref()?))) {
+            let r = snap.rods.get(t.rod).map_or(1e-4, |r| r.radius);
+            *slot = Some(build_instrument(
+                scene,
+                ins,
+                t.hand,
+                display_radius(r, size).0,
+            ));
+        }
+    }
     Nodes {
         tubes,
         stripes,
         needle,
+        instruments,
+        skin,
     }
 }
 
@@ -169,6 +296,25 @@ fn scene_size(snap: &Snapshot, visuals: &Visuals) -> f64 {
 
 /// Move the nodes to the snapshot; returns the tube radius exaggeration.
 fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f64 {
+    if let Some(su) = &snap.suturing {
+        let mut off = 0;
+        for (k, &(nx, nz)) in su.grid.iter().enumerate() {
+            let Some(half) = su.top.get(off..off + nx * nz) else {
+                break;
+            };
+            off += nx * nz;
+            if let Some(node) = nodes.skin.get_mut(k).and_then(Option::as_mut) {
+                node.modify_vertices(&mut |v: &mut Vec<Vec3>| {
+                    for (dst, p) in v.iter_mut().zip(half) {
+                        *dst = f32v(p);
+                    }
+                });
+                // The quad's triangles wind clockwise seen from +y: its normals face down.
+                node.recompute_normals();
+                node.modify_normals(&mut |n: &mut Vec<Vec3>| n.iter_mut().for_each(|v| *v = -*v));
+            }
+        }
+    }
     let mut exaggeration = 1.0;
     for (k, r) in snap.rods.iter().enumerate() {
         let (dr, ex) = display_radius(r.radius, size);
@@ -187,22 +333,48 @@ fn update(nodes: &mut Nodes, snap: &Snapshot, visuals: &Visuals, size: f64) -> f
             );
         }
     }
-    if let (Some(n), Some(t)) = (&visuals.needle, snap.tool()) {
-        let dr = display_radius(snap.rods.get(t.rod).map_or(1e-4, |r| r.radius), size).0;
+    if let (Some(n), Some((swage, rotation))) = (&visuals.needle, needle_pose(snap)) {
+        let rod = snap.tool().map_or(0, |t| t.rod);
+        let dr = display_radius(snap.rods.get(rod).map_or(1e-4, |r| r.radius), size).0;
         let wr = n.wire_radius.max(0.6 * dr);
         for (k, node) in nodes.needle.iter_mut().enumerate() {
             let u0 = k as f64 / NEEDLE_PIECES as f64;
             let u1 = (k + 1) as f64 / NEEDLE_PIECES as f64;
             place(
                 node,
-                &n.point(&t.position, &t.rotation, u0),
-                &n.point(&t.position, &t.rotation, u1),
+                &n.point(&swage, &rotation, u0),
+                &n.point(&swage, &rotation, u1),
                 wr,
             );
         }
     } else {
         for node in nodes.needle.iter_mut() {
             node.set_visible(false);
+        }
+    }
+    for (slot, t) in nodes.instruments.iter_mut().zip(&snap.tools) {
+        let Some(nodes) = slot.as_mut() else { continue };
+        match t.as_ref().and_then(|t| Some((t, t.instrument.as_ref()?))) {
+            Some((t, ins)) => {
+                for (node, (a, b, _)) in nodes.parts.iter_mut().zip(&ins.capsules) {
+                    place_capsule(node, a, b);
+                }
+                match held_point(snap, t.rod, ins) {
+                    Some(p) => {
+                        nodes.bead.set_visible(true);
+                        nodes.bead.set_position(f32v(&p));
+                    }
+                    None => {
+                        nodes.bead.set_visible(false);
+                    }
+                }
+            }
+            None => {
+                for node in nodes.parts.iter_mut() {
+                    node.set_visible(false);
+                }
+                nodes.bead.set_visible(false);
+            }
         }
     }
     exaggeration
@@ -266,17 +438,31 @@ pub(super) fn draw_lines(window: &mut Window, snap: &Snapshot, visuals: &Visuals
     }
     for (i, tool) in snap.tools.iter().enumerate() {
         if let Some(tool) = tool {
-            // The scene's needle is on the first tool; the other tools' ghosts are crosses.
-            draw_tool(window, tool, visuals.needle.as_ref().filter(|_| i == 0));
+            // The scene's needle is on the first tool (without instruments); an instrument's
+            // ghost is its capsules' cores; the other tools' ghosts are crosses.
+            let needle = visuals
+                .needle
+                .as_ref()
+                .filter(|_| i == 0 && tool.instrument.is_none());
+            draw_tool(window, tool, needle);
         }
     }
 }
 
-/// One tool's lines: its ghost (the needle at the device's pose, or a cross at the target),
-/// the coupling spring and the force arrow.
+/// One tool's lines: its ghost (the needle at the device's pose, the instrument's capsule
+/// cores at the device's pose, or a cross at the target), the coupling spring and the force
+/// arrow.
 fn draw_tool(window: &mut Window, tool: &ToolSnapshot, needle: Option<&NeedleShape>) {
-    match needle {
-        Some(n) => {
+    match (needle, &tool.instrument) {
+        (_, Some(ins)) => {
+            // Body → world at the instrument's pose, then at the device's.
+            let inv = tool.rotation.inverse();
+            let ghost = |p: &V3| tool.target + tool.target_rotation * (inv * (p - tool.position));
+            for (a, b, _) in &ins.capsules {
+                window.draw_line(f32v(&ghost(a)), f32v(&ghost(b)), GHOST, 2.0, false);
+            }
+        }
+        (Some(n), None) => {
             let mut prev = n.point(&tool.target, &tool.target_rotation, 0.0);
             for k in 1..=NEEDLE_PIECES {
                 let p = n.point(
@@ -288,7 +474,7 @@ fn draw_tool(window: &mut Window, tool: &ToolSnapshot, needle: Option<&NeedleSha
                 prev = p;
             }
         }
-        None => {
+        (None, None) => {
             let r = 1.5e-3;
             for d in [V3::x(), V3::y(), V3::z()] {
                 let (a, b) = (tool.target - d * r, tool.target + d * r);
@@ -318,7 +504,8 @@ fn draw_tool(window: &mut Window, tool: &ToolSnapshot, needle: Option<&NeedleSha
     }
 }
 
-/// The 3-D scene: the light, and the rod, needle and pad nodes once the first snapshot came.
+/// The 3-D scene: the light, and the rod, needle, pad and instrument nodes once the first
+/// snapshot came.
 pub(super) struct View {
     /// The scene graph's root.
     pub(super) root: SceneNode3d,
@@ -349,7 +536,7 @@ impl View {
     /// Make the nodes from the first snapshot's shape.
     pub(super) fn build(&mut self, snap: &Snapshot, visuals: &Visuals) {
         self.size = scene_size(snap, visuals);
-        self.nodes = Some(build(&mut self.root, snap, visuals));
+        self.nodes = Some(build(&mut self.root, snap, visuals, self.size));
     }
 
     /// Move the nodes to `snap`; returns the tube radius exaggeration, or None before

@@ -1,5 +1,6 @@
 //! The screenshot: the frame as a PNG, and a JSON sidecar with the rod centerlines, the
-//! needle and the pad's lattice cells projected to pixels with the camera of that frame.
+//! needle, the pad's lattice cells and each instrument's capsule cores (and the suture point
+//! its jaws hold) projected to pixels with the camera of that frame.
 
 use super::scene::NEEDLE_PIECES;
 use super::{RenderError, Visuals, f32v};
@@ -7,6 +8,9 @@ use crate::math::Vec3 as V3;
 use crate::sim::snapshot::Snapshot;
 use kiss3d::prelude::*;
 use std::path::Path;
+
+/// Points along each instrument capsule's core in the sidecar, less one.
+const CORE_POINTS: usize = 8;
 
 /// Write the window's last frame to `path` and its sidecar to `path`.json.
 pub(super) fn write(
@@ -28,9 +32,9 @@ pub(super) fn write(
         .iter()
         .map(|r| json_points(&project(cam, shot_size, &r.positions)))
         .collect();
-    let needle: Vec<V3> = match (&visuals.needle, s.tool()) {
-        (Some(n), Some(t)) => (0..=NEEDLE_PIECES)
-            .map(|k| n.point(&t.position, &t.rotation, k as f64 / NEEDLE_PIECES as f64))
+    let needle: Vec<V3> = match (&visuals.needle, super::scene::needle_pose(s)) {
+        (Some(n), Some((swage, rotation))) => (0..=NEEDLE_PIECES)
+            .map(|k| n.point(&swage, &rotation, k as f64 / NEEDLE_PIECES as f64))
             .collect(),
         _ => Vec::new(),
     };
@@ -51,8 +55,56 @@ pub(super) fn write(
     // Every tool's held point and its target (the ghost), in the order of the snapshot's tools.
     let tools: Vec<V3> = s.tools.iter().flatten().map(|t| t.position).collect();
     let ghosts: Vec<V3> = s.tools.iter().flatten().map(|t| t.target).collect();
+    // Each instrument: its hand, its jaws' state, points along the cores of its capsules (jaw
+    // A, jaw B, shaft; the drawn capsules cover them), their radii on screen, and the suture
+    // point its jaws hold.
+    let (eye, at) = (cam.eye(), cam.at());
+    let fwd = at - eye;
+    let across = V3::new(-fwd.z as f64, 0.0, fwd.x as f64)
+        .try_normalize(1e-12)
+        .unwrap_or(V3::x());
+    let instruments: Vec<String> = s
+        .tools
+        .iter()
+        .flatten()
+        .filter_map(|t| Some((t, t.instrument.as_ref()?)))
+        .map(|(t, ins)| {
+            let cores: Vec<String> = ins
+                .capsules
+                .iter()
+                .map(|(a, b, _)| {
+                    let pts: Vec<V3> = (0..=CORE_POINTS)
+                        .map(|k| a + (b - a) * (k as f64 / CORE_POINTS as f64))
+                        .collect();
+                    json_points(&project(cam, shot_size, &pts))
+                })
+                .collect();
+            // Each capsule's radius on screen [px]: at its core's midpoint, across the view.
+            let radii: Vec<String> = ins
+                .capsules
+                .iter()
+                .map(|(a, b, r)| {
+                    let mid = (a + b) * 0.5;
+                    let side = mid + across * *r;
+                    match project(cam, shot_size, &[mid, side])[..] {
+                        [Some(p), Some(q)] => format!("{:.2}", (p.0 - q.0).hypot(p.1 - q.1)),
+                        _ => "null".to_string(),
+                    }
+                })
+                .collect();
+            let held: Vec<V3> = super::scene::held_point(s, t.rod, ins).into_iter().collect();
+            format!(
+                "{{\"hand\":\"{}\",\"jaws\":\"{}\",\"capsules\":[{}],\"radii_px\":[{}],\"held\":{}}}",
+                t.hand.name(),
+                ins.jaws().name(),
+                cores.join(","),
+                radii.join(","),
+                json_points(&project(cam, shot_size, &held))
+            )
+        })
+        .collect();
     let json = format!(
-        "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{},\"tools\":{},\"ghosts\":{},\"tissue_cells\":{}}}\n",
+        "{{\"width\":{},\"height\":{},\"time\":{},\"rods\":[{}],\"needle\":{},\"tools\":{},\"ghosts\":{},\"tissue_cells\":{},\"instruments\":[{}]}}\n",
         img.width(),
         img.height(),
         s.time,
@@ -60,7 +112,8 @@ pub(super) fn write(
         json_points(&project(cam, shot_size, &needle)),
         json_points(&project(cam, shot_size, &tools)),
         json_points(&project(cam, shot_size, &ghosts)),
-        json_points(&project(cam, shot_size, &cells))
+        json_points(&project(cam, shot_size, &cells)),
+        instruments.join(",")
     );
     let mut side = path.to_path_buf().into_os_string();
     side.push(".json");

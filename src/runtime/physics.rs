@@ -232,5 +232,6 @@ pub fn tool_snapshot(state: &ToolState, hand: Hand) -> ToolSnapshot {
         rotation: state.rotation,
         force: state.force,
         grasped: state.grasped,
+        instrument: state.instrument,
     }
 }

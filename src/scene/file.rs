@@ -122,6 +122,19 @@ pub struct SceneFile {
     /// Marks on the tissue.
     #[serde(default)]
     pub targets: Vec<TargetSection>,
+    /// Where the viewer's camera starts (the viewer only; default: framing the rods and the
+    /// pad).
+    pub view: Option<ViewSection>,
+}
+
+/// `[view]`: the viewer's camera at the start (the physics never reads it).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewSection {
+    /// The camera's position [m].
+    pub eye: [f64; 3],
+    /// The point it looks at (and orbits about) [m].
+    pub at: [f64; 3],
 }
 
 /// `[tool]`: the virtual coupling between the device and a rod node (docs/derivations/cosserat.md §C.6).

@@ -73,8 +73,20 @@ pub struct Scene {
     pub needle: Option<NeedleShape>,
     /// The tissue pad, if the scene has `[tissue]`.
     pub tissue: Option<TissuePad>,
+    /// The viewer's camera at the start, if the scene has `[view]`.
+    pub view: Option<View>,
     /// Per rod, what the sag-free optimisation did (`rest_shape = "sag-free"`).
     pub rest_shapes: Vec<Option<SagFreeReport>>,
+}
+
+/// The viewer's camera at the start (`[view]`): where it is and the point it looks at and
+/// orbits about [m]. The physics never reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    /// The camera's position [m].
+    pub eye: Vec3,
+    /// The point it looks at [m].
+    pub at: Vec3,
 }
 
 impl Scene {
@@ -526,10 +538,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         }
         su.instruments = Some(Box::new(set));
     }
+    let view = sf.view.as_ref().map(|v| view(ctx, v)).transpose()?;
     Ok(Scene {
         tools,
         needle,
         tissue,
+        view,
         file: sf,
         world: World {
             rods,
@@ -1199,6 +1213,23 @@ fn tissue(ctx: &Ctx, t: &file::TissueSection) -> Result<TissuePad, SceneError> {
         size: Vec3::from(t.size),
         friction,
     })
+}
+
+/// Validate `[view]`.
+fn view(ctx: &Ctx, v: &file::ViewSection) -> Result<View, SceneError> {
+    use Seg::Key;
+    let eye = check_finite3(ctx, &[Key("view"), Key("eye")], &v.eye, "[m]")?;
+    let at = check_finite3(ctx, &[Key("view"), Key("at")], &v.at, "[m]")?;
+    if (eye - at).norm() < 1e-4 {
+        return Err(ctx.err(
+            &[Key("view"), Key("eye")],
+            format!(
+                "must be at least 0.1 mm from `at` [m], got {} mm",
+                fmt_num((eye - at).norm() * 1e3)
+            ),
+        ));
+    }
+    Ok(View { eye, at })
 }
 
 /// `n + 1` points at equal arc length along the polyline `pts`, and the unit tangent of each

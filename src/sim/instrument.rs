@@ -125,6 +125,79 @@ pub enum GraspChange {
 /// Obstacles of one instrument among the suture's contact: jaw A, jaw B, shaft.
 pub const OBSTACLES_PER_INSTRUMENT: usize = 3;
 
+/// What an instrument's jaws hold, as the viewer shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Holding {
+    /// Nothing.
+    Nothing,
+    /// The needle.
+    Needle,
+    /// The suture's material point on segment `segment` at parameter `s` in [0, 1] (nodes
+    /// `segment` and `segment + 1` of the sutured rod).
+    Suture {
+        /// Segment.
+        segment: usize,
+        /// Parameter along it.
+        s: f64,
+    },
+}
+
+/// An instrument after a step, as the viewer draws it (world frame, SI). `Copy` and
+/// fixed-size: a step's outputs and the snapshots carry it without allocating.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InstrumentState {
+    /// Needle driver or forceps.
+    pub kind: InstrumentKind,
+    /// Jaw A, jaw B and the shaft as the contact capsules they are (the suture's obstacles):
+    /// the ends of each core segment [m] and its radius [m].
+    pub capsules: [(Vec3, Vec3, f64); OBSTACLES_PER_INSTRUMENT],
+    /// The jaws' opening angle now [rad], and that of the open jaws [rad].
+    pub opening: f64,
+    /// See `opening`.
+    pub full_opening: f64,
+    /// Whether the jaws are commanded closed (they may still be turning).
+    pub closed: bool,
+    /// What the jaws hold.
+    pub holding: Holding,
+}
+
+/// The state of an instrument's jaws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Jaws {
+    /// Closed (opening 0).
+    Closed,
+    /// Commanded closed, still turning.
+    Closing,
+    /// Commanded open, still turning.
+    Opening,
+    /// Open (at the full opening).
+    Open,
+}
+
+impl Jaws {
+    /// `closed`, `closing`, `opening`, `open`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Jaws::Closed => "closed",
+            Jaws::Closing => "closing",
+            Jaws::Opening => "opening",
+            Jaws::Open => "open",
+        }
+    }
+}
+
+impl InstrumentState {
+    /// The jaws' state, from their command and their angle.
+    pub fn jaws(&self) -> Jaws {
+        match (self.closed, self.opening) {
+            (true, a) if a <= 0.0 => Jaws::Closed,
+            (true, _) => Jaws::Closing,
+            (false, a) if a >= self.full_opening => Jaws::Open,
+            (false, _) => Jaws::Opening,
+        }
+    }
+}
+
 /// An instrument and its state.
 #[derive(Clone, Debug)]
 pub struct Instrument {
@@ -227,6 +300,22 @@ impl Instrument {
     pub fn capsules(&self) -> [(Vec3, Vec3, f64); 3] {
         self.body_capsules(self.opening)
             .map(|(a, b, r)| (self.to_world(&a), self.to_world(&b), r))
+    }
+
+    /// The instrument as the viewer draws it.
+    pub fn state(&self) -> InstrumentState {
+        InstrumentState {
+            kind: self.spec.kind,
+            capsules: self.capsules(),
+            opening: self.opening,
+            full_opening: self.spec.opening,
+            closed: self.closed,
+            holding: match self.hold {
+                Hold::Nothing => Holding::Nothing,
+                Hold::Needle { .. } => Holding::Needle,
+                Hold::Suture { segment, s, .. } => Holding::Suture { segment, s },
+            },
+        }
     }
 
     /// A body point in the world [m].
@@ -1037,5 +1126,74 @@ mod tests {
                 ("changes (none)", &|s| s.changes[1] = None),
             ],
         );
+    }
+
+    fn driver() -> Instrument {
+        let spec = InstrumentSpec {
+            kind: InstrumentKind::NeedleDriver,
+            hand: Hand::Right,
+            jaw_length: 0.012,
+            jaw_radius: 0.0008,
+            shaft_length: 0.06,
+            shaft_radius: 0.002,
+            opening: 0.5,
+            jaw_speed: 8.0,
+            grip_strength: 5.0,
+            grip_stiffness: 5000.0,
+            mass: 0.02,
+            inertia: 2e-6,
+        };
+        let q = Quat::from_axis_angle(&Vec3::y_axis(), 0.3);
+        Instrument::new(spec, Vec3::new(0.01, 0.02, 0.0), q, 0)
+    }
+
+    /// What the viewer is given: the contact capsules, the jaws' state as they turn, the hold.
+    #[test]
+    fn the_state_shows_the_capsules_the_jaws_and_the_hold() {
+        let mut ins = driver();
+        let st = ins.state();
+        assert_eq!(st.capsules, ins.capsules());
+        assert_eq!((st.jaws(), st.holding), (Jaws::Closed, Holding::Nothing));
+        // Closed: both jaws on one core from the hinge to the tip.
+        assert_eq!(st.capsules[0], st.capsules[1]);
+        assert!((st.capsules[0].1 - ins.tip()).norm() < 1e-15);
+        // The button opens them at the jaw speed (8 rad/s: 0.08 rad in 10 ms).
+        let target = ins.target;
+        ins.take_target(target, true);
+        ins.move_jaws(0.01);
+        assert_eq!(ins.state().jaws(), Jaws::Opening);
+        for _ in 0..10 {
+            ins.move_jaws(0.01);
+        }
+        let st = ins.state();
+        assert_eq!(st.jaws(), Jaws::Open);
+        // Open: the tips 2 L sin(α/2) apart, the shaft unmoved.
+        let gap = (st.capsules[0].1 - st.capsules[1].1).norm();
+        assert!((gap - 2.0 * 0.012 * 0.25f64.sin()).abs() < 1e-12, "{gap}");
+        assert_eq!(
+            st.capsules[2],
+            ins.body_capsules(0.0)
+                .map(|(a, b, r)| (ins.to_world(&a), ins.to_world(&b), r))[2]
+        );
+        ins.take_target(target, true);
+        ins.move_jaws(0.01);
+        assert_eq!(ins.state().jaws(), Jaws::Closing);
+        ins.hold = Hold::Suture {
+            segment: 3,
+            s: 0.25,
+            anchor: Vec3::zeros(),
+        };
+        assert_eq!(
+            ins.state().holding,
+            Holding::Suture {
+                segment: 3,
+                s: 0.25
+            }
+        );
+        ins.hold = Hold::Needle {
+            position: Vec3::zeros(),
+            rotation: Quat::identity(),
+        };
+        assert_eq!(ins.state().holding, Holding::Needle);
     }
 }

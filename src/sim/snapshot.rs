@@ -1,5 +1,6 @@
 //! What the renderer (or a headless consumer) sees of the world: a copy of every rod's centerline
-//! and material frames, the tool and the needle, and the loops' figures for the HUD. Snapshots
+//! and material frames, the tools (with their instruments' capsules, jaws and holds) and the
+//! needle, and the loops' figures for the HUD. Snapshots
 //! are filled in place (`Snapshot::capture`) so the physics loop can publish them from a pool of
 //! preallocated buffers without allocating.
 //!
@@ -57,6 +58,10 @@ pub struct ToolSnapshot {
     pub hand_force: Vec3,
     /// See `hand_force`.
     pub device_faults: u64,
+    /// The instrument the tool drives (scenes with `[[instruments]]`): its jaws and shaft as
+    /// the contact capsules they are, the jaws' opening and what they hold; `position` and
+    /// `rotation` are its hinge and frame.
+    pub instrument: Option<super::instrument::InstrumentState>,
 }
 
 /// The needle, the deformed tissue and the holes in a snapshot (suturing scenes).

@@ -266,6 +266,7 @@ impl Tool {
                 grasped: true,
                 drawn_position: ins.position,
                 drawn_target: s.target,
+                instrument: Some(ins.state()),
             };
         }
         let (position, rotation, velocity, angular_velocity) = match world.suturing.as_ref() {
@@ -337,6 +338,7 @@ impl Tool {
             grasped: self.grasped,
             drawn_position,
             drawn_target,
+            instrument: None,
         }
     }
 }
@@ -369,6 +371,9 @@ pub struct ToolState {
     pub drawn_position: Vec3,
     /// See `drawn_position`.
     pub drawn_target: Vec3,
+    /// The instrument the tool drives (its capsules, jaws and hold), if it drives one; its
+    /// hinge and frame are `position` and `rotation`.
+    pub instrument: Option<super::instrument::InstrumentState>,
 }
 
 /// What one step produced: what the recorder stores, the haptic proxy renders and the viewer
