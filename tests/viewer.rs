@@ -7,6 +7,49 @@
 
 use std::process::Command;
 
+/// A screenshot, decoded: its size [px] and its rows of RGB(A) pixels.
+struct Shot {
+    w: i64,
+    h: i64,
+    bpp: usize,
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl Shot {
+    fn read(path: &std::path::Path) -> Shot {
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let bpp = info.line_size / info.width as usize;
+        assert!(bpp >= 3, "{bpp} bytes a pixel");
+        buf.truncate(info.buffer_size());
+        Shot {
+            w: info.width as i64,
+            h: info.height as i64,
+            bpp,
+            line: info.line_size,
+            buf,
+        }
+    }
+
+    /// The pixel at (x, y) [px], None outside the image.
+    fn px(&self, x: i64, y: i64) -> Option<[u8; 3]> {
+        if x < 0 || y < 0 || x >= self.w || y >= self.h {
+            return None;
+        }
+        let i = y as usize * self.line + x as usize * self.bpp;
+        Some([self.buf[i], self.buf[i + 1], self.buf[i + 2]])
+    }
+
+    /// Every pixel, row by row.
+    fn pixels(&self) -> impl Iterator<Item = [u8; 3]> + '_ {
+        self.buf.chunks(self.bpp).map(|p| [p[0], p[1], p[2]])
+    }
+}
+
 /// The suture's colour class: clearly blue-violet (nylon), whatever the shading.
 fn is_suture(p: [u8; 3]) -> bool {
     let [r, g, b] = p.map(i32::from);
@@ -72,20 +115,9 @@ fn screenshot_shows_suture_needle_and_tissue_where_the_camera_projects_them() {
     );
     assert_eq!(o.status.code(), Some(0));
 
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let (w, h) = (info.width as i64, info.height as i64);
-    let bpp = info.line_size / info.width as usize;
-    assert!(bpp >= 3);
-    let px = |x: i64, y: i64| -> Option<[u8; 3]> {
-        if x < 0 || y < 0 || x >= w || y >= h {
-            return None;
-        }
-        let i = y as usize * info.line_size + x as usize * bpp;
-        Some([buf[i], buf[i + 1], buf[i + 2]])
-    };
+    let img = Shot::read(&shot);
+    let (w, h) = (img.w, img.h);
+    let px = |x: i64, y: i64| img.px(x, y);
     // Not blank: many colours, and the background is not everything.
     let mut colours = std::collections::HashSet::new();
     let (mut tissue, mut total) = (0usize, 0usize);
@@ -223,14 +255,9 @@ fn a_recording_replays_in_the_viewer() {
         out.contains("digests checked") && !out.contains("DIVERGED"),
         "{out}"
     );
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let bpp = info.line_size / info.width as usize;
+    let img = Shot::read(&shot);
     let (mut tissue, mut suture, mut total) = (0usize, 0usize, 0usize);
-    for p in buf[..info.buffer_size()].chunks(bpp) {
-        let p = [p[0], p[1], p[2]];
+    for p in img.pixels() {
         tissue += usize::from(is_tissue(p));
         suture += usize::from(is_suture(p));
         total += 1;
@@ -368,21 +395,12 @@ frequency = 15.915
     let ghosts = points(&side["ghosts"]);
     assert_eq!((tools.len(), ghosts.len()), (2, 2), "{side}");
     // Each tool's held point is on its rod's drawn tube (suture pixels within 3 px).
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let bpp = info.line_size / info.width as usize;
-    let (w, h) = (info.width as i64, info.height as i64);
+    let img = Shot::read(&shot);
     let near = |(x, y): (f64, f64), r: i64| {
         (-r..=r).any(|dy| {
             (-r..=r).any(|dx| {
-                let (px, py) = (x.round() as i64 + dx, y.round() as i64 + dy);
-                if px < 0 || py < 0 || px >= w || py >= h {
-                    return false;
-                }
-                let i = (py * w + px) as usize * bpp;
-                is_suture([buf[i], buf[i + 1], buf[i + 2]])
+                img.px(x.round() as i64 + dx, y.round() as i64 + dy)
+                    .is_some_and(is_suture)
             })
         })
     };
@@ -479,19 +497,9 @@ fn the_instruments_are_drawn_where_the_camera_projects_their_capsules() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(o.status.code(), Some(0));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let (w, h) = (info.width as i64, info.height as i64);
-    let bpp = info.line_size / info.width as usize;
-    let px = |x: i64, y: i64| -> Option<[u8; 3]> {
-        if x < 0 || y < 0 || x >= w || y >= h {
-            return None;
-        }
-        let i = y as usize * info.line_size + x as usize * bpp;
-        Some([buf[i], buf[i + 1], buf[i + 2]])
-    };
+    let img = Shot::read(&shot);
+    let (w, h) = (img.w, img.h);
+    let px = |x: i64, y: i64| img.px(x, y);
     let near = |(x, y): (f64, f64), r: i64, class: fn([u8; 3]) -> bool| {
         let (x, y) = (x.round() as i64, y.round() as i64);
         (-r..=r).any(|dx| (-r..=r).any(|dy| px(x + dx, y + dy).is_some_and(class)))
