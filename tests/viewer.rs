@@ -7,6 +7,17 @@
 
 use std::process::Command;
 
+/// Run `cmd` to its end, print what it wrote, and require it to succeed.
+fn run_ok(cmd: &mut Command) {
+    let o = cmd.output().unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// A screenshot, decoded: its size [px] and its rows of RGB(A) pixels.
 struct Shot {
     w: i64,
@@ -103,17 +114,7 @@ fn screenshot_shows_suture_needle_and_tissue_where_the_camera_projects_them() {
         "--shot-at=0.5".to_string(),
     ];
     let mut cmd = with_display(bin);
-    let o = cmd
-        .args(&args)
-        .env("XDG_RUNTIME_DIR", &dir)
-        .output()
-        .unwrap();
-    println!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(0));
+    run_ok(cmd.args(&args).env("XDG_RUNTIME_DIR", &dir));
 
     let img = Shot::read(&shot);
     let (w, h) = (img.w, img.h);
@@ -479,24 +480,18 @@ fn the_instruments_are_drawn_where_the_camera_projects_their_capsules() {
     let scene = dir.join("tie.toml");
     std::fs::write(&scene, &text[..text.find("\n[view]").unwrap_or(text.len())]).unwrap();
     let shot = dir.join("jaws.png");
-    let o = with_display(env!("CARGO_BIN_EXE_suture"))
-        .args(["run", "--no-record", "--shot-at=0.3"])
-        .arg(&scene)
-        .arg(format!(
-            "--device=right=scripted:{},left=scripted:{}",
-            right.display(),
-            left.display()
-        ))
-        .arg(format!("--screenshot={}", shot.display()))
-        .env("XDG_RUNTIME_DIR", &dir)
-        .output()
-        .unwrap();
-    println!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    run_ok(
+        with_display(env!("CARGO_BIN_EXE_suture"))
+            .args(["run", "--no-record", "--shot-at=0.3"])
+            .arg(&scene)
+            .arg(format!(
+                "--device=right=scripted:{},left=scripted:{}",
+                right.display(),
+                left.display()
+            ))
+            .arg(format!("--screenshot={}", shot.display()))
+            .env("XDG_RUNTIME_DIR", &dir),
     );
-    assert_eq!(o.status.code(), Some(0));
     let img = Shot::read(&shot);
     let (w, h) = (img.w, img.h);
     let px = |x: i64, y: i64| img.px(x, y);

@@ -176,7 +176,6 @@ fn digest_rod(rod: &SimRod, d: &mut Digest) {
         radius: _,
         lagged,
     } = rod;
-    let option = |d: &mut Digest, present: bool| d.u64(u64::from(present));
     match model {
         RodModel::Strands(s) => {
             d.u64(0);
@@ -191,14 +190,7 @@ fn digest_rod(rod: &SimRod, d: &mut Digest) {
         } => {
             d.u64(1);
             rod.digest_into(d);
-            option(d, contact.is_some());
-            if let Some(c) = contact {
-                c.digest_into(d);
-            }
-            option(d, self_contact.is_some());
-            if let Some(c) = self_contact {
-                c.digest_into(d);
-            }
+            contacts(d, contact, self_contact);
         }
         RodModel::Der {
             rod,
@@ -209,19 +201,33 @@ fn digest_rod(rod: &SimRod, d: &mut Digest) {
         } => {
             d.u64(2);
             rod.digest_into(d);
-            option(d, contact.is_some());
-            if let Some(c) = contact {
-                c.digest_into(d);
-            }
-            option(d, self_contact.is_some());
-            if let Some(c) = self_contact {
-                c.digest_into(d);
-            }
+            contacts(d, contact, self_contact);
         }
     }
     option(d, lagged.is_some());
     if let Some(l) = lagged {
         l.digest_into(d);
+    }
+}
+
+/// Whether an optional piece of state is present, into the digest.
+fn option(d: &mut Digest, present: bool) {
+    d.u64(u64::from(present));
+}
+
+/// A rod's obstacle contact and self-contact, each present or not, into the digest.
+fn contacts(
+    d: &mut Digest,
+    contact: &Option<Box<crate::contact::ObstacleContact>>,
+    self_contact: &Option<Box<crate::contact::SelfContact>>,
+) {
+    option(d, contact.is_some());
+    if let Some(c) = contact {
+        c.digest_into(d);
+    }
+    option(d, self_contact.is_some());
+    if let Some(c) = self_contact {
+        c.digest_into(d);
     }
 }
 
