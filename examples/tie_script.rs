@@ -33,9 +33,18 @@
 //! ends are pulled, or on a wound that closes with less force than the throw's friction;
 //! a double (surgeon's) first throw needs a long end longer than this scene's. With the left
 //! hand keeping 1.5 N on the long end (it feels the needle's pull every 0.1 s) the first
-//! throw holds through the let-go, the driver's re-aim and the orbit's start (gap −0.02 mm at
-//! 12.6 s); then the needle's point meets the skin on the orbit (12.9 s), the suture breaks
-//! and the world runs away (#26). `--run` prints the
+//! throw holds through the let-go, the driver's re-aim and the orbit's start (gap −0.13 mm at
+//! 13.0 s). The driver now closes its jaws again after letting go (they stayed open through
+//! the second wraps before), and the left hand turns the needle flat about its chord while
+//! it keeps the pull, so the needle's point no longer meets the skin (it punctured it at
+//! 12.9 s before). What fails now: the driver aimed steeply down at the tail puts the
+//! orbit's plane near the horizontal, and a circle of the long end's radius there dips into
+//! the skin unless its centre is drawn back ~34 mm along the jaws; the long end goes slack on
+//! the way there (13.0–13.3 s), and the throw slips (gap 2.5 mm by 13.6 s). Stick friction
+//! 0.4 instead of 0.2 between the strands slips the same way (gap 2.5 mm by 13.6 s): it is
+//! the lost pull, not the friction. The next try: lay the driver over the wound parallel to
+//! the skin (../shared/design/instrument-tie.md step 2), so the orbit's plane stands upright
+//! and the long end can stay pulled along the skin. `--run` prints the
 //! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
 //! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
 //! scene (front, top and side views) every MS milliseconds into /tmp/sketch/; the
@@ -93,6 +102,13 @@ impl Plan {
             q,
             buttons: 0,
         });
+    }
+
+    /// A key of the left hand at `t` [s] that puts the needle's swage at `s` [m], the hand
+    /// at orientation `q` holding the needle rigidly (`off` [m]: the swage from the hinge in
+    /// the hand's frame).
+    fn at_swage(&mut self, t: f64, s: Vec3, q: Quat, off: Vec3) {
+        self.at(t, s - q * off, q);
     }
 
     /// Press the jaw button at `t` for 20 ms (it toggles the jaws), where the hand is then.
@@ -249,25 +265,47 @@ fn needle_pull(world: &World) -> f64 {
         .map_or(0.0, |set| set.list[1].coupling_force.norm())
 }
 
+/// The height [m] of the needle's lowest point over the skin (y = 0).
+fn needle_low(world: &World) -> f64 {
+    world.suturing.as_ref().map_or(f64::INFINITY, |su| {
+        let n = &su.needle;
+        (0..=16)
+            .map(|k| n.point(n.shape.arc_angle * k as f64 / 16.0).y)
+            .fold(f64::INFINITY, f64::min)
+    })
+}
+
+/// How high over the skin the left hand keeps the needle after the first throw [m] (the
+/// long end's pull drags it down toward the knot against the hand's coupling: the hand sees
+/// where the needle is and lifts it).
+const NEEDLE_CLEAR: f64 = 0.003;
+
+/// How far the hand lifts the needle [m] for a needle seen at height `low` [m]: up to
+/// [`NEEDLE_CLEAR`], at most 1.5 mm at a time.
+fn lift_for(low: f64) -> f64 {
+    (NEEDLE_CLEAR - low).clamp(0.0, 0.0015)
+}
+
 /// The pull the left hand keeps on the long end while the first throw is not yet locked [N].
 const KEEP_PULL: f64 = 1.5;
 
 /// The left hand over `(t0, t1)` [s]: every 0.1 s it feels the long end and moves the swage
 /// away from `knot` (or toward it) by 2 mm per newton short of (or over) [`KEEP_PULL`], at
-/// most 1.5 mm at a time. The right hand's keys up to `t1` are planned. Returns the swage.
+/// most 1.5 mm at a time, and turns the needle about its swage to `q1` (`off`: the swage in
+/// the hand's frame [m]). The right hand's keys up to `t1` are planned. Returns the swage.
 fn taut(
     eye: &mut Eye,
     (right, left): (&mut Plan, &mut Plan),
     (t0, t1): (f64, f64),
     mut swage: Vec3,
     knot: Vec3,
-    lhinge: impl Fn(Vec3) -> Vec3,
+    (q1, off): (Quat, Vec3),
 ) -> Vec3 {
-    let ql = left.pose(t0).1;
+    let q0 = left.pose(t0).1;
     let n = ((t1 - t0) / 0.1).round().max(1.0) as usize;
     for k in 1..=n {
         let tk = t0 + (t1 - t0) * k as f64 / n as f64;
-        left.at(tk, lhinge(swage), ql);
+        left.at_swage(tk, swage, q0.slerp(&q1, k as f64 / n as f64), off);
         if k < n {
             let f = needle_pull(eye.look(right, left, tk));
             let u = (swage - knot).normalize();
@@ -297,21 +335,31 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     let su = sc.world.suturing.as_ref().expect("a suturing scene");
     let set = su.instruments.as_ref().expect("an instrument scene");
     let (r0, l0) = (&set.list[0], &set.list[1]);
-    let (qr, ql) = (r0.rotation, l0.rotation);
+    let (qr, mut ql) = (r0.rotation, l0.rotation);
     let jaw = r0.spec.jaw_length;
     // The left hand moves the needle's swage (where the long end starts): its hinge for a
     // swage position, the needle held rigidly at the scene's pose.
     let swage_off = ql.inverse() * (su.needle.swage() - l0.position);
-    let lhinge = |s: Vec3| s - ql * swage_off;
     let x0 = sc.world.rods[0].positions();
-    // How far the needle reaches below its swage [m] (the left hand keeps its orientation:
-    // the orbit keeps the needle, not only the swage, clear of the skin after the first throw).
-    let needle_drop = {
+    // After the first throw the long end must stay pulled low along the skin, and the needle
+    // hanging from it would drag its point over the skin: the left hand turns the needle
+    // flat about its chord (its swage fixed), the arc away from the right driver.
+    let (flat_q, needle_drop) = {
         let n = &su.needle;
         let sw = n.swage();
-        (0..=16)
-            .map(|k| sw.y - n.point(n.shape.arc_angle * k as f64 / 16.0).y)
-            .fold(0.0, f64::max)
+        let pts: Vec<Vec3> = (0..=16)
+            .map(|k| n.point(n.shape.arc_angle * k as f64 / 16.0))
+            .collect();
+        let chord = (pts[0] - pts[16]).normalize();
+        let turn = [0.5 * PI, -0.5 * PI]
+            .map(|a| Quat::from_axis_angle(&nalgebra::Unit::new_normalize(chord), a))
+            .into_iter()
+            .min_by(|a, b| (a * (pts[8] - sw)).z.total_cmp(&(b * (pts[8] - sw)).z))
+            .expect("two turns");
+        // How far the flat needle reaches below its swage [m] (the orbit keeps the needle,
+        // not only the swage, clear of the skin).
+        let drop = pts.iter().map(|p| -(turn * (p - sw)).y).fold(0.0, f64::max);
+        (turn * ql, drop)
     };
     let exit = Vec3::new(-0.008, 0.0, 0.0);
     let long = length_from(x0, &exit);
@@ -357,9 +405,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 (t, t + 0.9),
                 swage,
                 knot,
-                lhinge,
+                (flat_q, swage_off),
             );
             t += 0.9;
+            // The jaws close again, clear of the strand: the next wraps go on closed jaws.
+            right.press(t);
             let x = eye.look(&right, &left, t).rods[0].positions();
             let side = if n % 2 == 0 { 1.0 } else { -1.0 };
             let dn = Vec3::new(0.7 * side, -1.0, 0.3).normalize();
@@ -372,9 +422,10 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 (t, t + 1.3),
                 swage,
                 knot,
-                lhinge,
+                (flat_q, swage_off),
             );
             t += 1.3;
+            ql = flat_q;
             (hinge, q) = (h2, q2);
             let x = eye.look(&right, &left, t).rods[0].positions();
             // The long end now leaves the knot on the wound.
@@ -400,14 +451,30 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // of the skin, it is a cone's rim instead, its centre drawn back along the jaws by
         // `cone` [m] (the strand still just taut: cone² + radius² = rho²).
         let flat = (1.0 - d.y * d.y).max(0.0).sqrt();
+        // After the first throw the orbit starts where the swage is, at its distance from the
+        // wraps (the long end kept taut), and the hand draws it out by up to 3 mm as it feels
+        // the long end: the needle, carried rigidly at the left hand's orientation, must stay
+        // 3 mm over the skin on the widest of those circles.
+        let rho_now = (swage - w).norm();
+        let rho_max = if n == 0 { rho0 } else { rho0.max(rho_now) };
         let low = |a: f64| {
-            let r = (rho0 * rho0 - a * a).max(0.0).sqrt();
-            (w - d * a).y - r * flat
+            let r = (rho_max * rho_max - a * a).max(0.0).sqrt();
+            if n == 0 {
+                return (w - d * a).y - r * flat;
+            }
+            let r = r + 0.003;
+            let c = w - d * a;
+            (0..72)
+                .map(|k| {
+                    let th = 2.0 * PI * k as f64 / 72.0;
+                    (c + (e1 * th.cos() + e2 * th.sin()) * r).y - needle_drop
+                })
+                .fold(f64::INFINITY, f64::min)
         };
         let cone = (0..=40)
-            .map(|k| rho0 * 0.02 * k as f64)
-            .find(|&a| low(a) >= 0.003 + if n > 0 { needle_drop } else { 0.0 })
-            .unwrap_or(0.8 * rho0);
+            .map(|k| rho_max * 0.02 * k as f64)
+            .find(|&a| low(a) >= 0.003)
+            .unwrap_or(0.8 * rho_max);
         let c = w - d * cone;
         eprintln!(
             "throw {n}: long end {:.1} mm, exit to wraps {:.1} mm, orbit radius {:.1} mm, cone {:.1} mm",
@@ -427,33 +494,41 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // over, 2 mm per newton, at most 1.5 mm at a time.
         let feel = n > 0;
         let mut dr = 0.0;
-        let feel_at = |eye: &mut Eye, right: &mut Plan, left: &Plan, tk: f64, dr: &mut f64| {
+        let mut lift = 0.0;
+        let feel_at = |eye: &mut Eye,
+                       right: &mut Plan,
+                       left: &Plan,
+                       tk: f64,
+                       (dr, lift): (&mut f64, &mut f64)| {
             right.at(tk, hinge, q);
             let w = eye.look(right, left, tk);
             let f = needle_pull(w);
             *dr += ((KEEP_PULL - f) * 0.002).clamp(-0.0015, 0.0015);
+            *lift += lift_for(needle_low(w));
         };
-        // With the long end pulled (after the first throw) the orbit starts where the swage
-        // is, at its distance from the jaws' axis, and reaches the taut radius where the
-        // strand catches on the jaws; before the catch the strand runs straight from the knot
-        // to the swage, and a move to the taut radius would slacken it.
-        let rel_now = swage - c;
-        let r_now = (rel_now - d * rel_now.dot(&d)).norm();
-        let rho_now = (r_now * r_now + cone * cone).sqrt();
+        // With the long end pulled (after the first throw) the orbit starts at the swage's
+        // distance from the wraps, and reaches the taut radius where the strand catches on
+        // the jaws; before the catch the strand runs straight from the knot to the swage, and
+        // a move to the taut radius would slacken it.
         if feel {
             let from = swage;
             for k in 1..=5 {
                 let tk = t + 0.1 * k as f64;
                 let s = k as f64 / 5.0;
-                left.at(tk, lhinge(from + (on(th0, rho_now + dr) - from) * s), ql);
+                left.at_swage(
+                    tk,
+                    from + (on(th0, rho_now + dr) + Vec3::y() * lift - from) * s,
+                    ql,
+                    swage_off,
+                );
                 if k < 5 {
-                    feel_at(eye, &mut right, &left, tk, &mut dr);
+                    feel_at(eye, &mut right, &left, tk, (&mut dr, &mut lift));
                 }
             }
             t += 0.5;
         } else {
             t += 1.0;
-            left.at(t, lhinge(on(th0, rho0)), ql);
+            left.at_swage(t, on(th0, rho0), ql, swage_off);
         }
         right.at(t, hinge, q);
         // The strand catches on the jaws when the swage passes the side away from the exit
@@ -475,15 +550,20 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         for k in 1..=k_n {
             let a = sweep * k as f64 / k_n as f64;
             let tk = t + dur * k as f64 / k_n as f64;
-            left.at(tk, lhinge(on(th0 + sense * a, rho(a) + dr)), ql);
+            left.at_swage(
+                tk,
+                on(th0 + sense * a, rho(a) + dr) + Vec3::y() * lift,
+                ql,
+                swage_off,
+            );
             if feel && k % 2 == 0 && k < k_n {
-                feel_at(eye, &mut right, &left, tk, &mut dr);
+                feel_at(eye, &mut right, &left, tk, (&mut dr, &mut lift));
             }
         }
         t += dur;
-        swage = on(th0 + sense * sweep, rho(sweep) + dr);
+        swage = on(th0 + sense * sweep, rho(sweep) + dr) + Vec3::y() * lift;
         t += 0.3;
-        left.at(t, lhinge(swage), ql);
+        left.at_swage(t, swage, ql, swage_off);
         right.at(t, hinge, q);
         // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
         // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
@@ -491,7 +571,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         right.press(t);
         t += 0.3;
         right.at(t, hinge, q);
-        left.at(t, lhinge(swage), ql);
+        left.at_swage(t, swage, ql, swage_off);
         for _ in 0..2 {
             let world = eye.look(&right, &left, t);
             let Some(go) = tail_offset(world, jaw - 0.0025) else {
@@ -502,29 +582,29 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             hinge += go;
             swage += go;
             right.at(t, hinge, q);
-            left.at(t, lhinge(swage), ql);
+            left.at_swage(t, swage, ql, swage_off);
         }
         right.press(t);
         t += 0.3;
         right.at(t, hinge, q);
-        left.at(t, lhinge(swage), ql);
+        left.at_swage(t, swage, ql, swage_off);
         // 3. The driver backs out along its jaws, drawing the tail through the wraps, which
         // the long end holds back so they slide off the tip onto it.
         t += 1.5;
         right.at(t, hinge - d * 0.022, q);
-        left.at(t, lhinge(swage + d * 0.008), ql);
+        left.at_swage(t, swage + d * 0.008, ql, swage_off);
         // 4. The hands cross: the tail to the far side of the wound, the long end to its
         // near side, and pull the throw down flat.
         let side = if n % 2 == 0 { -1.0 } else { 1.0 };
         t += 1.5;
         right.at(t, Vec3::new(side * 0.030, 0.012, -0.01) - d * jaw, q);
-        left.at(t, lhinge(Vec3::new(-side * 0.030, 0.006, 0.0)), ql);
+        left.at_swage(t, Vec3::new(-side * 0.030, 0.006, 0.0), ql, swage_off);
         t += 1.0;
         right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
-        left.at(t, lhinge(Vec3::new(-side * 0.034, 0.004, 0.0)), ql);
+        left.at_swage(t, Vec3::new(-side * 0.034, 0.004, 0.0), ql, swage_off);
         t += 0.5;
         right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
-        left.at(t, lhinge(Vec3::new(-side * 0.034, 0.004, 0.0)), ql);
+        left.at_swage(t, Vec3::new(-side * 0.034, 0.004, 0.0), ql, swage_off);
         swage = Vec3::new(-side * 0.034, 0.004, 0.0);
         hinge = Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw;
     }
