@@ -191,12 +191,13 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
             m.phases
         );
     }
-    // Economy: |A entry| + 0 + |entry B| = 2·sqrt(2)·R over the half circle πR, from the
-    // first sample (1 ms into the arc, at angle a0) exactly.
+    // Economy: the chords from the first sample (1 ms into the arc, at angle a0) to where the
+    // instrument was at the puncture (40 s, angle 40π/150) and at the exit (70 s), and on to
+    // the arc's end, over the arc: chords of a circle, 2R sin(Δa/2) each.
     let a0 = PI * H / 150.0;
-    let start = Vec3::new(-r * a0.cos(), 0.0, r * a0.sin());
-    let want = ((start - entry).norm() + (entry - Vec3::new(r, 0.0, 0.0)).norm()) / (r * (PI - a0));
-    assert!((want - 2.0 * 2f64.sqrt() / PI).abs() < 1e-5);
+    let (a1, a2) = (PI * 40.0 / 150.0, PI * 70.0 / 150.0);
+    let chord = |da: f64| 2.0 * r * (da / 2.0).sin();
+    let want = (chord(a1 - a0) + chord(a2 - a1) + chord(PI - a2)) / (r * (PI - a0));
     assert!(
         (m.economy_of_motion - want).abs() < 1e-9,
         "{} vs {want}",
@@ -445,4 +446,62 @@ fn a_recording_with_a_tiny_dt_is_refused_and_the_jerk_metric_does_not_overflow()
         assert!(err.lines().any(|l| l == want), "{args:?}: {err}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn economy_follows_the_instrument_through_where_it_was_not_where_the_needle_tip_pierced() {
+    // The hand goes from A up to P and down to B (a tent, 2 × 5 cm), and the needle's tip,
+    // 16 mm below the grip the path follows, pierces the skin and leaves it on the straight
+    // line A → B while the hand is at P. The hand did just what the bite needed: economy 1.
+    // The old definition (the shortest path through the tip's positions, over L) called it
+    // |AB| / L = 0.6 (and clamped anything above 1).
+    let (a, p, b) = (
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(0.03, 0.04, 0.0),
+        Vec3::new(0.06, 0.0, 0.0),
+    );
+    let mut rec = session(10_000, |t| {
+        let s = (t / 10.0).min(1.0);
+        if s < 0.5 {
+            a + (p - a) * (2.0 * s)
+        } else {
+            p + (b - p) * (2.0 * s - 1.0)
+        }
+    });
+    let tip = p - Vec3::new(0.0, 0.016, 0.0) - Vec3::new(0.0, 0.024, 0.0);
+    assert!(tip.y.abs() < 1e-12, "the tip lies on the line A → B");
+    rec.events = vec![
+        event(
+            5_000,
+            EventKind::Puncture {
+                face: Face::Top,
+                position: tip,
+                angle: 0.0,
+                force: 0.8,
+                target_error: None,
+                repeat: false,
+            },
+        ),
+        event(
+            5_000,
+            EventKind::Exit {
+                face: Face::Top,
+                position: tip,
+                target_error: None,
+            },
+        ),
+    ];
+    let m = assess::assess(&rec);
+    // L = 2 × 5 cm less the first millisecond's 5 µm (the path starts at the first sample).
+    let l = 0.1 - (p - a).norm() * 2.0 * H / 10.0;
+    assert!((m.path_length - l).abs() < 1e-12, "{}", m.path_length);
+    assert!(
+        (m.economy_of_motion - 1.0).abs() < 1e-12,
+        "{}",
+        m.economy_of_motion
+    );
+    // What the tip's positions would have said.
+    let first = (p - a) * (2.0 * H / 10.0);
+    let old = ((tip - first).norm() + (b - tip).norm()) / l;
+    assert!((old - 0.6).abs() < 1e-3, "{old}");
 }

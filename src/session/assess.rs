@@ -7,8 +7,12 @@
 //!   rest; else after pull-through: the rest). Phases of no length are left out.
 //! - Motion of the instrument (the device target the physics consumed each step, i.e. the hand
 //!   mapped to the world): path length L = Σ |x_{k+1} − x_k| [m]; economy of motion = the
-//!   shortest path from the start through every puncture and exit position, in order, to the
-//!   end, over L (1 = no wasted motion); smoothness as the dimensionless normalised jerk of
+//!   shortest path from the start through where the instrument was at every puncture and
+//!   exit, in order, to the end, over L (1 = no wasted motion; ≤ 1 by the triangle
+//!   inequality, the waypoints being points of the path). The waypoints are the instrument's
+//!   own positions at those moments, not where the needle's tip pierced the skin (issue #24:
+//!   the tip lies a needle's reach from the grip the path follows, ~16 mm in
+//!   interrupted_stitch.toml, so the tip's positions made the ratio meaningless); smoothness as the dimensionless normalised jerk of
 //!   Hogan & Sternad 2009, NJ = sqrt(½ ∫|d³x/dt³|² dt · T⁵ / L²) over the moving span (a
 //!   minimum-jerk reach scores sqrt(360) ≈ 18.97; lower is smoother), on positions low-passed
 //!   over 10 ms.
@@ -197,6 +201,16 @@ pub fn instrument_path(steps: &[StepRecord]) -> Vec<Vec3> {
         .collect()
 }
 
+/// Where the instrument was at `t` [s]: the target the first step at or after `t` consumed,
+/// or, past the last sample, the last one (None before any sample).
+fn position_at(steps: &[StepRecord], t: f64) -> Option<Vec3> {
+    let k = steps.partition_point(|s| s.time < t - 1e-9);
+    steps[k.min(steps.len())..]
+        .iter()
+        .chain(steps[..k.min(steps.len())].iter().rev())
+        .find_map(|s| s.target.map(|g| g.position))
+}
+
 /// Assess a recording from the recording alone (no re-simulation: the knot is the last
 /// `KnotTied` event's).
 pub fn assess(rec: &Recording) -> Metrics {
@@ -223,31 +237,29 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
     };
     // Events.
     let (mut first_entry, mut last_exit, mut last_through) = (None, None, None);
+    // The times [s] of the punctures and exits, in order (economy's waypoints).
     let mut waypoints = Vec::new();
     for e in &rec.events {
         let t = e.event.time;
         match &e.event.kind {
             EventKind::Puncture {
                 face,
-                position,
                 angle,
                 target_error,
                 ..
             } => {
                 m.punctures += 1;
                 m.puncture_angles_deg.push(angle.to_degrees());
-                waypoints.push(*position);
+                waypoints.push(t);
                 if *face == Face::Top && first_entry.is_none() {
                     first_entry = Some(t);
                     m.entry_error_mm = target_error.map(|e| e * 1e3);
                 }
             }
             EventKind::Exit {
-                face,
-                position,
-                target_error,
+                face, target_error, ..
             } => {
-                waypoints.push(*position);
+                waypoints.push(t);
                 if *face == Face::Top {
                     if m.exit_error_mm.is_none() {
                         m.exit_error_mm = target_error.map(|e| e * 1e3);
@@ -313,13 +325,18 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
             m.phases.push((name.to_string(), *t0, t1));
         }
     }
-    // Economy: the shortest path start → each puncture and exit → end, over the path.
+    // Economy: the shortest path start → where the instrument was at each puncture and exit
+    // → end, over the path.
     if let (Some(a), Some(b)) = (path.first(), path.last()) {
         let mut pts = vec![*a];
-        pts.extend(waypoints);
+        pts.extend(
+            waypoints
+                .iter()
+                .map(|&t| position_at(steps, t).unwrap_or(*a)),
+        );
         pts.push(*b);
         m.economy_of_motion = if m.path_length > 0.0 {
-            (path_length(&pts) / m.path_length).min(1.0)
+            path_length(&pts) / m.path_length
         } else {
             1.0
         };
