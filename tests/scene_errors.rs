@@ -193,6 +193,10 @@ const CASES: &[(&str, &str)] = &[
         "tests/fixtures/bad/dt_tiny.toml",
         r#"tests/fixtures/bad/dt_tiny.toml:5:6: solver.dt must be in [1e-6, 0.1] [s] (1 µs to 100 ms: the physics period of the real-time loop), got 1e-10"#,
     ),
+    (
+        "tests/fixtures/bad/breaking_force_no_suture.toml",
+        r#"tests/fixtures/bad/breaking_force_no_suture.toml:8:18: rods[0].breaking_force has no effect: only the suture of a suturing scene (a [tool] or [[instruments]] with a [needle] through a [tissue] pad) can break; remove it"#,
+    ),
 ];
 
 #[test]
@@ -322,4 +326,32 @@ fn run_rejects_bad_arguments_with_exit_code_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_suture_that_cannot_break_is_said_to_at_load() {
+    // The tie scene's nylon has a preset strength: no warning.
+    let text = std::fs::read_to_string("scenes/instrument_tie.toml").unwrap();
+    let sc = scene::parse("tie.toml", &text, Overrides::default()).unwrap();
+    assert!(sc.notes().iter().all(|l| !l.contains("cannot break")));
+    // The same suture as a custom material (no preset, so no strength), no breaking_force.
+    let custom = text.replace(
+        "material = \"nylon\"\nsize = \"3-0\"",
+        "radius = 0.0001\nyoungs_modulus = 2.0e9\npoisson_ratio = 0.4\ndensity = 1140.0",
+    );
+    assert_ne!(custom, text);
+    let sc = scene::parse("tie.toml", &custom, Overrides::default()).unwrap();
+    let notes = sc.notes();
+    assert!(
+        notes.iter().any(|l| l
+            == "warning: rods[0]: the suture cannot break (its material has no preset strength and breaking_force is not set); set rods[0].breaking_force [N]"),
+        "{notes:?}"
+    );
+    // With a breaking force it can.
+    let strong = custom.replace(
+        "radius = 0.0001\n",
+        "radius = 0.0001\nbreaking_force = 12.0\n",
+    );
+    let sc = scene::parse("tie.toml", &strong, Overrides::default()).unwrap();
+    assert!(sc.notes().iter().all(|l| !l.contains("cannot break")));
 }

@@ -297,6 +297,9 @@ pub fn run(a: RunArgs) -> ExitCode {
     if let Err(e) = sc.world.check_realtime() {
         return bad(format!("{name}: {e}"));
     }
+    for line in sc.notes() {
+        eprintln!("{name}: {line}");
+    }
     if a.headless && a.duration.is_none() {
         return bad("--headless needs --duration S");
     }

@@ -40,7 +40,7 @@ pub fn simulate(a: SimulateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for line in sc.rest_shape_notes() {
+    for line in sc.notes() {
         eprintln!("{line}");
     }
     let times = frame_times(sc.file.duration, a.frames);

@@ -90,6 +90,22 @@ pub struct View {
 }
 
 impl Scene {
+    /// What the loader has to say about the scene: [`Scene::rest_shape_notes`], and a warning
+    /// when the suture of a suturing scene cannot break (a material without a preset strength
+    /// and no `breaking_force`: the tension a trainee used would go unchecked).
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = self.rest_shape_notes();
+        if let Some(su) = &self.world.suturing
+            && su.params.breaking_force.is_infinite()
+        {
+            out.push(format!(
+                "warning: rods[{}]: the suture cannot break (its material has no preset strength and breaking_force is not set); set rods[{}].breaking_force [N]",
+                su.rod, su.rod
+            ));
+        }
+        out
+    }
+
     /// One line per sag-free rod saying what the optimisation did, and a warning line when the
     /// result is not an equilibrium (the box held it back) or is a saddle (docs/derivations/sagfree.md §4:
     /// the thread will flip when nudged).
@@ -537,6 +553,20 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             set.place(c, n);
         }
         su.instruments = Some(Box::new(set));
+    }
+    // A rod breaks only as the suture of a suturing scene (sim::World's step checks its
+    // tension against the suturing parameters): a breaking force anywhere else would be
+    // silently ignored (issue #26).
+    let breakable = suturing.as_ref().map(|su| su.rod);
+    for (i, rs) in sf.rods.iter().enumerate() {
+        if rs.breaking_force.is_some() && breakable != Some(i) {
+            return Err(ctx.err(
+                &[Key("rods"), Idx(i), Key("breaking_force")],
+                "has no effect: only the suture of a suturing scene (a [tool] or [[instruments]] \
+                 with a [needle] through a [tissue] pad) can break; remove it"
+                    .to_string(),
+            ));
+        }
     }
     let view = sf.view.as_ref().map(|v| view(ctx, v)).transpose()?;
     Ok(Scene {
