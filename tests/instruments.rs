@@ -344,3 +344,36 @@ fn the_needle_is_handed_from_one_driver_to_the_other() {
     );
     assert!((set.list[1].position - l0).norm() < 0.002);
 }
+
+/// A state that is finite but has run away (an instrument 1 km off, as after the divergence
+/// seen once the suture broke in the scripted tie) is refused like a non-finite one: the step
+/// reports it (the live loop then decouples the hands); the sane steps before it are not.
+#[test]
+fn a_finite_state_that_has_run_away_is_reported_as_a_failed_step() {
+    let sc = scene();
+    let mut world = sc.world.clone();
+    let mut tools = tools(&sc, &world);
+    let (r0, qr, l0, ql) = start_poses(&world);
+    let h = world.dt().unwrap();
+    let hold = |t: f64| {
+        [
+            Some(target(t, r0, qr, Vec3::zeros(), 0)),
+            Some(target(t, l0, ql, Vec3::zeros(), 0)),
+        ]
+    };
+    for _ in 0..20 {
+        let t = world.time + h;
+        let out = world.step(&mut tools, &hold(t), h);
+        assert!(out.error.is_none(), "{:?}", out.error);
+    }
+    // The right driver (holding nothing) thrown 1 km away: finite, and absurd.
+    let su = world.suturing.as_mut().unwrap();
+    su.instruments.as_mut().unwrap().list[0].position = Vec3::new(1e3, 0.0, 0.0);
+    let t = world.time + h;
+    let out = world.step(&mut tools, &hold(t), h);
+    let e = out.error.expect("a run-away state is a failed step");
+    assert!(
+        e.to_string().contains("the suturing state has diverged"),
+        "{e}"
+    );
+}

@@ -590,8 +590,31 @@ fn suture_step(
             "needle, tissue or instrument state is not finite",
         ));
     }
+    // A state that is finite but absurd (the solve has run away, e.g. after a break: a suture
+    // at 1e24 N, an instrument metres off) is refused as a non-finite one is: the step is
+    // reported failed, and the live loop decouples the hands (issue #26).
+    let far = |p: &Vec3| p.norm() > DIVERGED_REACH;
+    if tension.0 > DIVERGED_TENSION
+        || c.x.iter().any(far)
+        || far(&s.needle.grip_position)
+        || s.instruments
+            .as_ref()
+            .is_some_and(|set| set.list.iter().any(|i| far(&i.position)))
+    {
+        return Err(ModelError::Unsupported(
+            "the suturing state has diverged (a tension over 10 kN or a body over 10 m from the origin)",
+        ));
+    }
     rep.map_err(ModelError::from)
 }
+
+/// A suture tension no solve that has not run away reaches [N]: about 300 times the breaking
+/// force of nylon 2-0 (35 N, the material preset's strength × area, scenes/README.md).
+const DIVERGED_TENSION: f64 = 1e4;
+
+/// How far from the origin a suturing scene's bodies can be before the solve is taken to
+/// have run away [m] (a scene is a pad of centimetres and hands within a metre of it).
+const DIVERGED_REACH: f64 = 10.0;
 
 /// Pose every scripted obstacle of a rod's contact at time `t` [s] (before a step ending at
 /// `t`). Allocation-free.
