@@ -50,6 +50,14 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// The double's configuration `name`.txt in `dir`: `body`, and its force log `dir/name-ID.csv`.
+fn double_config(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.txt"));
+    let log = dir.join(name);
+    std::fs::write(&path, format!("{body}log {}\n", log.display())).unwrap();
+    path
+}
+
 /// `suture ARGS` with the double's configs in the environment and no other vendor library.
 fn suture(args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_suture"));
@@ -168,42 +176,32 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
     let dir = tmp("live");
     // Right: a Touch moving the right driver 14 mm down (HD: y up, mm) and back up; an SDK
     // error at 3.0 s, missed servo ticks (3 ms) at 5.0 s, a physics stall (100 ms) at 7.0 s.
-    let hd = dir.join("hd.txt");
-    std::fs::write(
-        &hd,
-        format!(
-            "model Touch\n\
-             key 0.0 0 0 0 0 0 0 0 0\n\
-             key 1.0 0 -14 0 0 0 0 0 0\n\
-             key 9.0 0 -14 0 0 0 0 0 0\n\
-             key 9.5 0 0 0 0 0 0 0 0\n\
-             error 3.0 3.2\n\
-             miss 5.0 0.003\n\
-             stall 7.0 0.1\n\
-             log {}\n",
-            dir.join("touch").display()
-        ),
-    )
-    .unwrap();
+    let hd = double_config(
+        &dir,
+        "touch",
+        "model Touch\n\
+         key 0.0 0 0 0 0 0 0 0 0\n\
+         key 1.0 0 -14 0 0 0 0 0 0\n\
+         key 9.0 0 -14 0 0 0 0 0 0\n\
+         key 9.5 0 0 0 0 0 0 0 0\n\
+         error 3.0 3.2\n\
+         miss 5.0 0.003\n\
+         stall 7.0 0.1\n",
+    );
     // Left: an omega.7 (DHD: x toward the user, y right, z up, m) lifting the left driver
     // 1 cm (DHD z), its gripper opened at 2 s and closed at 6 s; an SDK error at 4.0 s.
-    let dhd = dir.join("dhd.txt");
-    std::fs::write(
-        &dhd,
-        format!(
-            "model omega.7\n\
-             key 0.0 0 0 0 0 0 0 0 0.05\n\
-             key 1.0 0 0 0.01 0 0 0 0 0.05\n\
-             key 1.95 0 0 0.01 0 0 0 0 0.05\n\
-             key 2.0 0 0 0.01 0 0 0 0 0.5\n\
-             key 6.0 0 0 0.01 0 0 0 0 0.5\n\
-             key 6.05 0 0 0.01 0 0 0 0 0.05\n\
-             error 4.0 4.2\n\
-             log {}\n",
-            dir.join("omega").display()
-        ),
-    )
-    .unwrap();
+    let dhd = double_config(
+        &dir,
+        "omega",
+        "model omega.7\n\
+         key 0.0 0 0 0 0 0 0 0 0.05\n\
+         key 1.0 0 0 0.01 0 0 0 0 0.05\n\
+         key 1.95 0 0 0.01 0 0 0 0 0.05\n\
+         key 2.0 0 0 0.01 0 0 0 0 0.5\n\
+         key 6.0 0 0 0.01 0 0 0 0 0.5\n\
+         key 6.05 0 0 0.01 0 0 0 0 0.05\n\
+         error 4.0 4.2\n",
+    );
     let rec = dir.join("session.surec");
     let libarg = lib.to_str().unwrap();
     let t0 = std::time::Instant::now();
@@ -356,15 +354,11 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
 fn two_touch_devices_share_the_hd_scheduler() {
     let lib = double();
     let dir = tmp("two");
-    let hd = dir.join("hd.txt");
-    std::fs::write(
-        &hd,
-        format!(
-            "model Touch X\nkey 0 0 0 0 0 0 0 0 0\nkey 0.5 0 10 0 0 0 0 0 0\nlog {}\n",
-            dir.join("touch").display()
-        ),
-    )
-    .unwrap();
+    let hd = double_config(
+        &dir,
+        "touch",
+        "model Touch X\nkey 0 0 0 0 0 0 0 0 0\nkey 0.5 0 10 0 0 0 0 0 0\n",
+    );
     let libarg = lib.to_str().unwrap();
     let o = suture(
         &[
@@ -405,42 +399,25 @@ fn without_the_sdk_run_exits_2_naming_the_library_and_devices_says_what_it_looke
         ("openhaptics", "libHD.so", "SUTURE_OPENHAPTICS_LIB"),
         ("forcedimension", "libdhd.so", "SUTURE_FORCEDIMENSION_LIB"),
     ] {
-        let o = suture(
-            &[
-                "run",
-                "--device",
-                device,
-                "--headless",
-                "--duration",
-                "1",
-                "--no-record",
-            ],
-            &[],
-        );
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        // Without the library (exit 2, stderr); with `extra` arguments.
+        let run = |extra: &[&str]| {
+            let mut args = vec!["run", "--device", device, "--headless", "--duration", "1"];
+            args.extend_from_slice(extra);
+            args.push("--no-record");
+            let o = suture(&args, &[]);
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            err
+        };
+        let err = run(&[]);
         assert!(
             err.contains(&format!("looked for {lib} (default: ")) && err.contains(env),
             "{err}"
         );
         assert!(err.contains("Install") || err.contains("Download"), "{err}");
         // A path given that is not there is named.
-        let o = suture(
-            &[
-                "run",
-                "--device",
-                device,
-                &format!("--{device}-lib"),
-                "/nonexistent/libX.so",
-                "--headless",
-                "--duration",
-                "1",
-                "--no-record",
-            ],
-            &[],
-        );
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        let flag = format!("--{device}-lib");
+        let err = run(&[&flag, "/nonexistent/libX.so"]);
         assert!(
             err.contains("looked for /nonexistent/libX.so (given on the command line"),
             "{err}"
@@ -472,8 +449,11 @@ fn without_the_sdk_run_exits_2_naming_the_library_and_devices_says_what_it_looke
 fn devices_lists_what_the_sdks_find() {
     let lib = double();
     let dir = tmp("devices");
-    let dhd = dir.join("dhd.txt");
-    std::fs::write(&dhd, "model Falcon\ndevices 2\nkey 0 0 0 0 0 0 0 0 0\n").unwrap();
+    let dhd = double_config(
+        &dir,
+        "falcon",
+        "model Falcon\ndevices 2\nkey 0 0 0 0 0 0 0 0 0\n",
+    );
     let libarg = lib.to_str().unwrap();
     let args = [
         "devices",

@@ -565,7 +565,7 @@ open_above = 0.3
         };
         assert_eq!(
             e(FALCON.replace("\"+x\"]", "\"+w\"]")),
-            "v.toml:6:22: axes[2] must be a signed SDK axis (+x, -x, +y, -y, +z, -z), got \"+w\""
+            "v.toml:6:21: axes[2] must be a signed SDK axis (+x, -x, +y, -y, +z, -z), got \"+w\""
         );
         assert_eq!(
             e(FALCON.replace("\"+x\"]", "\"-x\"]")),
