@@ -58,6 +58,26 @@ pub fn read(path: &str, what: &str) -> Result<String, FileError> {
     })
 }
 
+/// Every `*.toml` file in `dir`, sorted by name; `what` names the folder in the error
+/// ("device profile folder").
+pub fn toml_files(dir: &str, what: &str) -> Result<Vec<String>, FileError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| FileError {
+        file: dir.to_string(),
+        line: 0,
+        col: 0,
+        field: String::new(),
+        message: format!("cannot read the {what}: {e}"),
+    })?;
+    let mut files: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// One step of a field path.
 #[derive(Clone, Copy, Debug)]
 pub enum Seg<'a> {

@@ -35,22 +35,49 @@ impl From<ModelArg> for ModelName {
     }
 }
 
+/// The vendor SDKs' libraries, loaded at run time.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct VendorLibs {
+    /// OpenHaptics' libHD (default: $SUTURE_OPENHAPTICS_LIB, then libHD.so on the loader's
+    /// path and OpenHaptics' install folders).
+    #[arg(long, value_name = "PATH")]
+    openhaptics_lib: Option<String>,
+    /// Force Dimension's libdhd (default: $SUTURE_FORCEDIMENSION_LIB, then libdhd.so on the
+    /// loader's path and usual install folders).
+    #[arg(long, value_name = "PATH")]
+    forcedimension_lib: Option<String>,
+}
+
+impl From<VendorLibs> for cli::run::VendorLibraries {
+    fn from(v: VendorLibs) -> Self {
+        cli::run::VendorLibraries {
+            openhaptics: v.openhaptics_lib,
+            forcedimension: v.forcedimension_lib,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the simulator: haptic loop (1 kHz), physics loop, and the viewer (or --headless).
     Run {
         /// Scene file (TOML) with a [tool]; default scenes/suturing.toml (built in if absent).
         scene: Option<String>,
-        /// Input device: mouse, hid (first device matching a profile), hid:PROFILE.toml, or
-        /// scripted:FILE.csv (a trajectory t,x,y,z,rx,ry,rz,buttons); it drives the scene's
+        /// Input device: mouse, hid (first device matching a profile), hid:PROFILE.toml,
+        /// scripted:FILE.csv (a trajectory t,x,y,z,rx,ry,rz,buttons), openhaptics[:NAME] (a
+        /// 3D Systems Touch or Phantom through OpenHaptics; NAME as in Touch Setup) or
+        /// forcedimension[:INDEX] (a Force Dimension device or Novint Falcon); it drives the scene's
         /// only tool (or its right hand). Two devices, one per hand: HAND=SPEC pairs, e.g.
         /// right=hid:devices/x.toml,left=mouse. The mouse alone drives every tool, one at a
         /// time (Tab switches).
         #[arg(long, default_value = "mouse", value_parser = parse_devices)]
         device: DeviceArg,
-        /// Folder of device profiles (for --device hid).
+        /// Folder of device profiles (for --device hid; its vendor/ for openhaptics and
+        /// forcedimension).
         #[arg(long, default_value = "devices")]
         profiles: String,
+        #[command(flatten)]
+        libraries: VendorLibs,
         /// No window: run for --duration seconds and print the loop statistics.
         #[arg(long)]
         headless: bool,
@@ -137,11 +164,14 @@ enum Command {
         #[arg(long, requires = "npz", conflicts_with = "frames_every")]
         no_frames: bool,
     },
-    /// List the HID devices present and the profile (devices/*.toml) that matches each.
+    /// List the HID devices present and the profile (devices/*.toml) that matches each, and
+    /// what the vendor SDKs (OpenHaptics, Force Dimension) find, or why they find nothing.
     Devices {
         /// Folder of device profiles.
         #[arg(long, default_value = "devices")]
         profiles: String,
+        #[command(flatten)]
+        libraries: VendorLibs,
     },
     /// Run the 1 kHz pacer alone for a while and report its rate and period jitter.
     Jitter {
@@ -177,6 +207,7 @@ fn main() -> ExitCode {
             entries: vec![(None, "mouse".to_string())],
         },
         profiles: "devices".to_string(),
+        libraries: VendorLibs::default(),
         headless: false,
         duration: None,
         screenshot: None,
@@ -190,6 +221,7 @@ fn main() -> ExitCode {
             scene,
             device,
             profiles,
+            libraries,
             headless,
             duration,
             screenshot,
@@ -201,6 +233,7 @@ fn main() -> ExitCode {
             scene,
             device,
             profiles,
+            libraries: libraries.into(),
             headless,
             duration,
             screenshot,
@@ -255,7 +288,10 @@ fn main() -> ExitCode {
             elements,
             model: model.map(ModelName::from),
         }),
-        Command::Devices { profiles } => cli::devices::devices(&profiles),
+        Command::Devices {
+            profiles,
+            libraries,
+        } => cli::devices::devices(&profiles, &libraries.into()),
         Command::Jitter { seconds } => cli::jitter::jitter(seconds),
     }
 }

@@ -1,12 +1,13 @@
-//! `suture devices`: the device profiles in a folder, and the HID interfaces present, each with
-//! the profile that matches it.
+//! `suture devices`: the device profiles in a folder, the HID interfaces present, each with the
+//! profile that matches it, and what each vendor SDK backend finds (or why it finds nothing:
+//! its library missing, no device, no permission).
 
 use std::process::ExitCode;
 
 use suture::device::DeviceProfile;
 
 /// `suture devices --profiles DIR`.
-pub fn devices(dir: &str) -> ExitCode {
+pub fn devices(dir: &str, libraries: &super::run::VendorLibraries) -> ExitCode {
     let profiles = match suture::device::load_dir(dir) {
         Ok(p) => p,
         Err(e) => {
@@ -30,7 +31,56 @@ pub fn devices(dir: &str) -> ExitCode {
             }
         );
     }
-    list_hid(&profiles)
+    let hid = list_hid(&profiles);
+    let vendor = list_vendor(dir, libraries);
+    if hid != ExitCode::SUCCESS {
+        hid
+    } else {
+        vendor
+    }
+}
+
+/// The vendor profiles in DIR/vendor/, and what each SDK finds.
+fn list_vendor(dir: &str, libraries: &super::run::VendorLibraries) -> ExitCode {
+    use suture::device::vendor::{Backend, Probe, SdkError, load_profiles};
+    use suture::device::{forcedimension, openhaptics};
+    let vendor_dir = format!("{dir}/vendor");
+    for backend in [Backend::OpenHaptics, Backend::ForceDimension] {
+        let profiles = match load_profiles(&vendor_dir, backend) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let probe: Result<Probe, SdkError> = match backend {
+            Backend::OpenHaptics => openhaptics::probe(libraries.openhaptics.as_deref()),
+            Backend::ForceDimension => forcedimension::probe(libraries.forcedimension.as_deref()),
+        };
+        let names: Vec<String> = profiles
+            .iter()
+            .map(|(f, p)| format!("{f} ({}, force ≤ {} N)", p.name, p.max_force))
+            .collect();
+        println!(
+            "{}: {} profiles in {vendor_dir}/: {}",
+            backend.name(),
+            profiles.len(),
+            names.join(", ")
+        );
+        match probe {
+            Err(e) => println!("  nothing found: {e}"),
+            Ok(p) => {
+                println!("  library {}", p.library);
+                for (spec, model) in &p.devices {
+                    println!("  --device {spec}: {model}");
+                }
+                if let Some(why) = &p.none {
+                    println!("  no device: {why}");
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// The HID interfaces present, each with its matching profile (or none).

@@ -39,6 +39,17 @@ pub struct RunArgs {
     pub no_record: bool,
     /// Do not ask for real-time scheduling.
     pub no_realtime: bool,
+    /// The vendor SDKs' libraries (None: their environment variables, then default paths).
+    pub libraries: VendorLibraries,
+}
+
+/// Paths of the vendor SDKs' shared libraries given on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct VendorLibraries {
+    /// OpenHaptics' libHD.
+    pub openhaptics: Option<String>,
+    /// Force Dimension's libdhd.
+    pub forcedimension: Option<String>,
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -92,23 +103,37 @@ enum OpenError {
     #[cfg(not(feature = "hid"))]
     #[error("built without HID support (cargo feature `hid`)")]
     NoHid,
+    /// A vendor SDK device could not be opened (library missing, no device, …).
+    #[error(transparent)]
+    Vendor(#[from] suture::device::vendor::SdkError),
+    /// A bad Force Dimension device index.
+    #[error("--device {0}: the device index must be a number in 0..=127")]
+    DhdIndex(String),
     /// Not a device this build knows.
     #[error(
-        "--device: unknown device \"{0}\"; use mouse, hid, hid:PROFILE.toml or scripted:FILE.csv"
+        "--device: unknown device \"{0}\"; use mouse, hid, hid:PROFILE.toml, scripted:FILE.csv, openhaptics[:NAME] or forcedimension[:INDEX]"
     )]
     Unknown(String),
 }
 
-/// Open `spec` for the tool `tool` of the scene. `hid_used` holds the paths of the HID devices
-/// already opened for another hand (each hand gets its own device).
+/// What opens a device: the profile folder (HID profiles; vendor profiles in its `vendor/`),
+/// the vendor libraries, and the devices already opened for another hand (HID paths and
+/// `forcedimension:N`), so each hand gets its own device.
+struct Opener<'a> {
+    profiles: &'a str,
+    libraries: &'a VendorLibraries,
+    headless: bool,
+    used: Vec<String>,
+}
+
+/// Open `spec` for the tool `tool` of the scene.
 fn open_device(
     spec: &str,
-    profiles: &str,
+    op: &mut Opener,
     sc: &scene::Scene,
     tool: &ToolSetup,
-    headless: bool,
-    hid_used: &mut Vec<String>,
 ) -> Result<Opened, OpenError> {
+    let headless = op.headless;
     let hand = tool.hand.name();
     let frame = run::tool_frame(&sc.world, tool);
     let map = WorkspaceMap::new(
@@ -151,9 +176,12 @@ fn open_device(
             profile_text: String::new(),
         });
     }
+    if let Some(opened) = open_vendor(spec, op, map.clone())? {
+        return Ok(opened);
+    }
     if spec == "hid" || spec.starts_with("hid:") {
         let profile = spec.strip_prefix("hid:");
-        let (device, max_stiffness) = open_hid(profile, profiles, hid_used)?;
+        let (device, max_stiffness) = open_hid(profile, op.profiles, &mut op.used)?;
         return Ok(Opened {
             device,
             map,
@@ -165,6 +193,60 @@ fn open_device(
         });
     }
     Err(OpenError::Unknown(spec.to_string()))
+}
+
+/// A vendor SDK device (`openhaptics[:NAME]`, `forcedimension[:INDEX]`) on `map`, with its
+/// profile's limits and text; None: `spec` names no vendor device.
+fn open_vendor(
+    spec: &str,
+    op: &mut Opener,
+    map: WorkspaceMap,
+) -> Result<Option<Opened>, OpenError> {
+    use suture::device::{forcedimension, openhaptics};
+    let dir = format!("{}/vendor", op.profiles);
+    let (backend, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    match backend {
+        "openhaptics" => {
+            let name = (!arg.is_empty()).then_some(arg);
+            let lib = op.libraries.openhaptics.as_deref();
+            let (d, file) = openhaptics::open(name, lib, &dir)?;
+            let k = d.profile().max_stiffness;
+            Ok(Some(vendor_opened(Box::new(d), k, map, &file)))
+        }
+        "forcedimension" => {
+            let index = if arg.is_empty() {
+                (0..=127u8)
+                    .find(|i| !op.used.contains(&format!("forcedimension:{i}")))
+                    .unwrap_or(0)
+            } else {
+                arg.parse::<u8>()
+                    .ok()
+                    .filter(|i| *i <= 127)
+                    .ok_or_else(|| OpenError::DhdIndex(spec.to_string()))?
+            };
+            let lib = op.libraries.forcedimension.as_deref();
+            let (d, file) = forcedimension::open(index, lib, &dir)?;
+            op.used.push(format!("forcedimension:{index}"));
+            let k = d.profile().max_stiffness;
+            Ok(Some(vendor_opened(Box::new(d), k, map, &file)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn vendor_opened(
+    device: Box<dyn HapticDevice>,
+    max_stiffness: f64,
+    map: WorkspaceMap,
+    profile: &str,
+) -> Opened {
+    Opened {
+        device,
+        map,
+        max_stiffness,
+        mouse: None,
+        profile_text: std::fs::read_to_string(profile).unwrap_or_default(),
+    }
 }
 
 #[cfg(feature = "hid")]
@@ -317,9 +399,14 @@ pub fn run(a: RunArgs) -> ExitCode {
     let mut devices: Vec<DeviceSetup> = Vec::with_capacity(specs.len());
     let mut mice: Vec<(String, ringbuf::HeapProd<MouseInput>)> = Vec::new();
     let mut visual_devices = Vec::with_capacity(specs.len());
-    let mut hid_used = Vec::new();
+    let mut opener = Opener {
+        profiles: &a.profiles,
+        libraries: &a.libraries,
+        headless: a.headless,
+        used: Vec::new(),
+    };
     for (tool, spec) in sc.tools.iter().zip(&specs) {
-        let opened = match open_device(spec, &a.profiles, &sc, tool, a.headless, &mut hid_used) {
+        let opened = match open_device(spec, &mut opener, &sc, tool) {
             Ok(d) => d,
             Err(e) if sc.tools.len() > 1 => {
                 return bad(format!("{} hand: {e}", tool.hand.name()));

@@ -4,6 +4,7 @@
 
 use super::profile::{DeviceProfile, InputState, Mode};
 use crate::math::{Quat, Vec3};
+use std::sync::atomic::AtomicBool;
 
 /// One reading of a device, in SI, in the device's own frame (the coupling maps it to the
 /// world).
@@ -32,6 +33,28 @@ pub enum DeviceError {
     /// A report did not decode (garbage, truncated).
     #[error("bad report from the device: {0}")]
     BadReport(String),
+    /// A vendor SDK call failed (its error code), or gave a non-finite reading. Made in the
+    /// haptic tick, so it allocates nothing.
+    #[error("{call} failed (SDK error {code:#x})")]
+    Sdk {
+        /// The SDK function.
+        call: &'static str,
+        /// The SDK's error code.
+        code: i64,
+    },
+}
+
+/// A vendor SDK's own servo loop (OpenHaptics' scheduler), which calls the haptic tick on
+/// the SDK's thread instead of a loop of ours.
+pub trait Servo: Send {
+    /// Have the SDK call `tick` once per servo period on its thread, from now until `stop` is
+    /// set; return once the SDK will not call it again. The tick is where the device is read
+    /// and commanded (inside the SDK's frame).
+    fn run(
+        &mut self,
+        tick: &mut (dyn FnMut() + Send),
+        stop: &AtomicBool,
+    ) -> Result<(), DeviceError>;
 }
 
 /// A haptic or input device: polled without blocking from the haptic loop.
@@ -45,6 +68,11 @@ pub trait HapticDevice: Send {
     fn command(&mut self, force: &Vec3, torque: &Vec3, enable: bool) -> Result<(), DeviceError>;
     /// Largest force the device may be sent [N] (0: no force feedback).
     fn max_force(&self) -> f64;
+    /// The SDK's servo loop, for a device whose SDK calls the tick itself (taken once, before
+    /// the loop starts; None: the device is polled from a loop of ours).
+    fn take_servo(&mut self) -> Option<Box<dyn Servo>> {
+        None
+    }
 }
 
 /// Raw report I/O: non-blocking read of one input report into `buf` (0 = none pending) and

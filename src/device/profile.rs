@@ -405,21 +405,7 @@ impl DeviceProfile {
 
 /// Every `*.toml` profile in `dir`, sorted by file name; the first bad one is an error.
 pub fn load_dir(dir: &str) -> Result<Vec<(String, DeviceProfile)>, FileError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| FileError {
-        file: dir.to_string(),
-        line: 0,
-        col: 0,
-        field: String::new(),
-        message: format!("cannot read the device profile folder: {e}"),
-    })?;
-    let mut files: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    files
+    located::toml_files(dir, "device profile folder")?
         .into_iter()
         .map(|f| DeviceProfile::load(&f).map(|p| (f, p)))
         .collect()

@@ -96,8 +96,11 @@ pub struct HapticConfig {
 pub struct HapticReport {
     /// Loop statistics.
     pub stats: LoopSummary,
-    /// Device faults (I/O or bad reports): force zeroed and ramped back in.
+    /// Device faults (I/O or bad reports, SDK errors, missed servo ticks): force zeroed and
+    /// ramped back in.
     pub device_faults: u64,
+    /// Of the device faults, the servo ticks a vendor SDK's servo loop missed.
+    pub missed_ticks: u64,
     /// Non-finite forces zeroed by the limiter.
     pub non_finite: u64,
     /// Forces clamped to the device limit.
@@ -120,6 +123,8 @@ pub struct HapticCore {
     coupled: bool,
     /// Device faults (I/O or bad reports, or a force-feedback device gone silent) so far.
     pub device_faults: u64,
+    /// Servo ticks the vendor SDK's servo loop missed so far (counted in `device_faults` too).
+    pub missed_ticks: u64,
     /// Force rendered at the last tick [N] (world frame).
     pub hand_force: Vec3,
     /// Time of the last fresh sample [s].
@@ -144,6 +149,7 @@ impl HapticCore {
             last: None,
             coupled: false,
             device_faults: 0,
+            missed_ticks: 0,
             hand_force: Vec3::zeros(),
             fresh_at: None,
             silence: None,
@@ -240,6 +246,14 @@ impl HapticCore {
         })
     }
 
+    /// The device's servo loop missed ticks: a device fault. The force restarts from zero at
+    /// this tick and ramps back in.
+    pub fn missed_tick(&mut self) {
+        self.device_faults += 1;
+        self.missed_ticks += 1;
+        self.cfg.limiter.restart();
+    }
+
     /// Release the device's motors (zero force, disabled).
     pub fn release(&mut self) {
         let _ = self.device.command(&Vec3::zeros(), &Vec3::zeros(), false);
@@ -267,25 +281,111 @@ pub const HAPTIC_MAX_LAG: Duration = Duration::from_millis(3);
 /// Ticks between two HapticFigures publications (10 Hz at 1 kHz).
 const FIGURES_EVERY: u64 = 100;
 
+/// One haptic loop's work around its [`HapticCore`]: the tick, the target for the physics,
+/// the sample for the recorder, the figures for the HUD. Driven by a loop of ours
+/// ([`spawn`]) or by a vendor SDK's servo ([`spawn_servo`]); allocation- and lock-free.
+struct LoopBody {
+    core: HapticCore,
+    proxy: Latest<ProxyState>,
+    targets: HeapProd<ToolTarget>,
+    figures: Option<HeapProd<HapticFigures>>,
+    recorder: RecorderTx<SampleRecord>,
+    tool: u8,
+    dropped: u64,
+    ticks: u64,
+}
+
+impl LoopBody {
+    fn new(device: Box<dyn HapticDevice>, cfg: HapticConfig, links: HapticLinks) -> Self {
+        // A force-feedback device streams: a silence is a fault. An input-only device may
+        // report only when moved.
+        let streams = device.max_force() > 0.0;
+        let mut core = HapticCore::new(device, cfg);
+        if streams {
+            core = core.with_silence_limit(DEVICE_SILENCE);
+        }
+        let HapticLinks {
+            proxy,
+            targets,
+            figures,
+            recorder,
+            tool,
+        } = links;
+        LoopBody {
+            core,
+            proxy,
+            targets,
+            figures,
+            recorder,
+            tool,
+            dropped: 0,
+            ticks: 0,
+        }
+    }
+
+    /// One tick at `now` [s]; `stats` are the loop's so far (for the figures).
+    fn tick(&mut self, now: f64, stats: &super::LoopStats) {
+        let target = self.core.tick(now, self.proxy.get());
+        if let Some(target) = target
+            && self.targets.try_push(target).is_err()
+        {
+            self.dropped += 1;
+        }
+        if self.recorder.enabled() {
+            self.recorder.push(SampleRecord {
+                tool: self.tool,
+                t: now,
+                // A faulted tick (no target) records no sample.
+                sample: target.and(self.core.last),
+                hand_force: self.core.hand_force,
+            });
+        }
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(FIGURES_EVERY)
+            && let Some(fig) = self.figures.as_mut()
+        {
+            let _ = fig.try_push(HapticFigures {
+                stats: stats.summary(),
+                device_faults: self.core.device_faults,
+                stalls: self.core.cfg.watchdog.stalls,
+                hand_force: self.core.hand_force,
+            });
+        }
+    }
+
+    /// Release the motors and report.
+    fn finish(mut self, stats: &super::LoopStats, priority: Priority) -> HapticReport {
+        self.core.release();
+        HapticReport {
+            stats: stats.summary(),
+            device_faults: self.core.device_faults,
+            missed_ticks: self.core.missed_ticks,
+            non_finite: self.core.cfg.limiter.faults,
+            clamped: self.core.cfg.limiter.clamps,
+            stalls: self.core.cfg.watchdog.stalls,
+            dropped_targets: self.dropped,
+            priority,
+        }
+    }
+}
+
 /// Run the haptic loop on a new thread until `stop` is set. Times are seconds since `start`,
 /// the clock origin shared with the physics loop (ProxyState::published). `figures` (if any)
 /// receives the loop's figures every 100 ticks. With `realtime` the thread asks for
-/// `SCHED_FIFO` at [`HAPTIC_PRIORITY`] (the report says what it got).
+/// `SCHED_FIFO` at [`HAPTIC_PRIORITY`] (the report says what it got). A device whose SDK
+/// runs its own servo loop ([`HapticDevice::take_servo`]) is driven by it instead
+/// ([`spawn_servo`]).
 pub fn spawn(
     start: Instant,
-    device: Box<dyn HapticDevice>,
+    mut device: Box<dyn HapticDevice>,
     cfg: HapticConfig,
     links: HapticLinks,
     stop: Arc<AtomicBool>,
     realtime: bool,
 ) -> std::thread::JoinHandle<HapticReport> {
-    let HapticLinks {
-        mut proxy,
-        mut targets,
-        mut figures,
-        mut recorder,
-        tool,
-    } = links;
+    if let Some(servo) = device.take_servo() {
+        return spawn_servo(start, servo, device, cfg, links, stop);
+    }
     std::thread::spawn(move || {
         let priority = if realtime {
             request_realtime(HAPTIC_PRIORITY)
@@ -295,56 +395,57 @@ pub fn spawn(
         // A tick delayed by preemption is made up at once, up to HAPTIC_MAX_LAG: the device
         // keeps its 1 kHz on a busy 2-core machine; a longer stall is given up, never burst.
         let mut pacer = Pacer::catching_up(cfg.period, HAPTIC_MAX_LAG);
-        // A force-feedback device streams: a silence is a fault. An input-only device may
-        // report only when moved.
-        let streams = device.max_force() > 0.0;
-        let mut core = HapticCore::new(device, cfg);
-        if streams {
-            core = core.with_silence_limit(DEVICE_SILENCE);
-        }
-        let mut dropped = 0u64;
+        let mut body = LoopBody::new(device, cfg, links);
         let mut compute = Duration::ZERO;
-        let mut ticks = 0u64;
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
-            let now = (tick - start).as_secs_f64();
-            let target = core.tick(now, proxy.get());
-            if let Some(target) = target
-                && targets.try_push(target).is_err()
-            {
-                dropped += 1;
-            }
-            if recorder.enabled() {
-                recorder.push(SampleRecord {
-                    tool,
-                    t: now,
-                    // A faulted tick (no target) records no sample.
-                    sample: target.and(core.last),
-                    hand_force: core.hand_force,
-                });
-            }
-            ticks += 1;
-            if ticks.is_multiple_of(FIGURES_EVERY)
-                && let Some(fig) = figures.as_mut()
-            {
-                let _ = fig.try_push(HapticFigures {
-                    stats: pacer.stats.summary(),
-                    device_faults: core.device_faults,
-                    stalls: core.cfg.watchdog.stalls,
-                    hand_force: core.hand_force,
-                });
-            }
+            body.tick((tick - start).as_secs_f64(), &pacer.stats);
             compute = tick.elapsed();
         }
-        core.release();
-        HapticReport {
-            stats: pacer.stats.summary(),
-            device_faults: core.device_faults,
-            non_finite: core.cfg.limiter.faults,
-            clamped: core.cfg.limiter.clamps,
-            stalls: core.cfg.watchdog.stalls,
-            dropped_targets: dropped,
-            priority,
+        body.finish(&pacer.stats, priority)
+    })
+}
+
+/// A servo period longer than this many loop periods is a missed servo tick: a device fault
+/// (the SDK's servo loop stalled; the device held a stale force meanwhile).
+pub const SERVO_MISSED_PERIODS: f64 = 2.5;
+
+/// The haptic loop of a device whose vendor SDK runs the servo loop (OpenHaptics' scheduler):
+/// the tick runs in the SDK's callback, on the SDK's thread, which sets its own priority. The
+/// returned thread only hands the tick to the SDK and waits for `stop`. A period longer than
+/// [`SERVO_MISSED_PERIODS`] periods is a device fault: the force restarts from zero and
+/// ramps in.
+fn spawn_servo(
+    start: Instant,
+    mut servo: Box<dyn crate::device::Servo>,
+    device: Box<dyn HapticDevice>,
+    cfg: HapticConfig,
+    links: HapticLinks,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<HapticReport> {
+    std::thread::spawn(move || {
+        let missed = cfg.period.mul_f64(SERVO_MISSED_PERIODS);
+        let mut stats = super::LoopStats::new(cfg.period);
+        let mut body = LoopBody::new(device, cfg, links);
+        let mut last: Option<Instant> = None;
+        let mut compute = Duration::ZERO;
+        let mut tick = || {
+            let now = Instant::now();
+            if let Some(prev) = last {
+                let period = now - prev;
+                stats.record(period, compute);
+                if period > missed {
+                    body.core.missed_tick();
+                }
+            }
+            last = Some(now);
+            body.tick((now - start).as_secs_f64(), &stats);
+            compute = now.elapsed();
+        };
+        if servo.run(&mut tick, &stop).is_err() {
+            // The SDK would not run the tick (or the tick panicked): a fault, reported.
+            body.core.device_faults += 1;
         }
+        body.finish(&stats, Priority::VendorServo)
     })
 }

@@ -103,6 +103,8 @@ pub enum Priority {
     /// Asked for and refused with this OS error code (0: not supported on this OS); the loop
     /// ran at normal priority.
     Refused(i32),
+    /// The loop ran on a vendor SDK's servo thread, at the priority the SDK gives it.
+    VendorServo,
 }
 
 impl std::fmt::Display for Priority {
@@ -110,6 +112,7 @@ impl std::fmt::Display for Priority {
         match self {
             Priority::NotAsked => write!(f, "normal priority"),
             Priority::Realtime(p) => write!(f, "SCHED_FIFO {p}"),
+            Priority::VendorServo => write!(f, "on the vendor SDK's servo thread"),
             Priority::Refused(0) => write!(
                 f,
                 "normal priority (real-time scheduling is only requested on Linux)"
@@ -202,7 +205,7 @@ mod tests {
                     assert_eq!(e, libc::EPERM, "{}", Priority::Refused(e));
                     assert_eq!(own_policy(), (0, 0));
                 }
-                Priority::NotAsked => panic!("asked"),
+                Priority::NotAsked | Priority::VendorServo => panic!("asked"),
             }
         })
         .join()

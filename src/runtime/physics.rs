@@ -70,10 +70,14 @@ pub struct PhysicsLinks {
     pub recorder: RecorderTx<PhysicsRecord>,
 }
 
+/// The physics loop thread's name (at most 15 bytes, Linux's limit).
+pub const PHYSICS_THREAD: &str = "suture-physics";
+
 /// Run the physics loop on a new thread until `stop` is set. `tools` are the device-driven
 /// tools (at most `sim::MAX_TOOLS`; `tools[i]` takes `links.targets[i]` and publishes to
 /// `links.proxies[i]`). Times are seconds since `start`. With `realtime` the thread asks for
-/// `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loops.
+/// `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loops. The thread is named
+/// [`PHYSICS_THREAD`].
 pub fn spawn(
     start: Instant,
     mut world: World,
@@ -83,7 +87,9 @@ pub fn spawn(
     stop: Arc<AtomicBool>,
     realtime: bool,
 ) -> std::thread::JoinHandle<PhysicsReport> {
-    std::thread::spawn(move || {
+    // Named, so that tools (`top -H`, the vendor SDK test double's stall injection) find it.
+    let named = std::thread::Builder::new().name(PHYSICS_THREAD.into());
+    let spawned = named.spawn(move || {
         let priority = if realtime {
             request_realtime(PHYSICS_PRIORITY)
         } else {
@@ -212,7 +218,9 @@ pub fn spawn(
             tools,
             priority,
         }
-    })
+    });
+    // As std::thread::spawn does: a thread the OS refuses is a panic.
+    spawned.unwrap_or_else(|e| panic!("cannot spawn the physics thread: {e}"))
 }
 
 /// The viewer's picture of the tool `hand` drives (the viewer draws needles from their swage:

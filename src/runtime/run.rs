@@ -437,7 +437,7 @@ impl fmt::Display for RunReport {
             let h = &r.haptic;
             writeln!(
                 f,
-                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}, physics stalls {}, forces clamped {}, non-finite forces {}",
+                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}{}, physics stalls {}, forces clamped {}, non-finite forces {}",
                 r.hand.name(),
                 r.device,
                 h.stats.rate,
@@ -449,6 +449,11 @@ impl fmt::Display for RunReport {
                 h.stats.ticks,
                 h.stats.overruns,
                 h.device_faults,
+                if h.missed_ticks > 0 {
+                    format!(" ({} missed servo ticks)", h.missed_ticks)
+                } else {
+                    String::new()
+                },
                 h.stalls,
                 h.clamped,
                 h.non_finite
