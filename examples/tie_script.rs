@@ -34,17 +34,27 @@
 //! a double (surgeon's) first throw needs a long end longer than this scene's. With the left
 //! hand keeping 1.5 N on the long end (it feels the needle's pull every 0.1 s) the first
 //! throw holds through the let-go, the driver's re-aim and the orbit's start (gap −0.13 mm at
-//! 13.0 s). The driver now closes its jaws again after letting go (they stayed open through
-//! the second wraps before), and the left hand turns the needle flat about its chord while
-//! it keeps the pull, so the needle's point no longer meets the skin (it punctured it at
-//! 12.9 s before). What fails now: the driver aimed steeply down at the tail puts the
-//! orbit's plane near the horizontal, and a circle of the long end's radius there dips into
-//! the skin unless its centre is drawn back ~34 mm along the jaws; the long end goes slack on
-//! the way there (13.0–13.3 s), and the throw slips (gap 2.5 mm by 13.6 s). Stick friction
-//! 0.4 instead of 0.2 between the strands slips the same way (gap 2.5 mm by 13.6 s): it is
-//! the lost pull, not the friction. The next try: lay the driver over the wound parallel to
-//! the skin (../shared/design/instrument-tie.md step 2), so the orbit's plane stands upright
-//! and the long end can stay pulled along the skin. `--run` prints the
+//! 13.0 s). For the second throw the driver now closes its jaws again after letting go (they
+//! stayed open before), stands upright over the long end 10 mm from the knot, beside it, its
+//! tip 1.5 mm over the skin: a post the left hand wraps the long end round from the long
+//! end's own side, so the long end keeps pulling the knot along the skin. The left hand
+//! turns the needle flat and reaching away from the wound (in two stages, so the point never
+//! dips into the skin: turning it at once punctured the skin at 10.6 s), orbits high (its
+//! circle's centre 0.6 ρ up the post: lower, the needle and its driver caught the tail lying
+//! on the skin and broke it at 14.2 s) and turns with its orbit, so the long end never meets
+//! the needle or the driver holding it (without that it caught on them and broke at 14.7 s).
+//! Then the driver, the wraps on it, goes over to the tail, takes it 5 mm from its end
+//! (17.4 s), and backs up while the left hand holds the long end down and out: the wraps
+//! slide off onto the tail (19.4–19.8 s, the winding about the jaws 2.3 → 0.1 turns). What
+//! fails: the first throw comes undone before (the KnotTracker's trefoil is the unknot by
+//! 13.2 s) while the left hand rises onto the orbit and the pull on the long end drops to
+//! 0.4 N, so the second throw is tied on nothing, and the pull-down opens the wound (3.6 mm).
+//! Staying low until the long end has caught on the post slipped it sooner (12.6 s); a
+//! 2 N pull drew the tail out through the first throw before the wraps (12.0 s). Stick
+//! friction 0.4 instead of 0.2 between the strands slips the same way: it is the lost pull,
+//! not the friction. Next: hold the pull through the rise (a stiffer hand, feeling every step
+//! rather than every 0.1 s, or a lower orbit on the side away from the tail).
+//! `--run` prints the
 //! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
 //! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
 //! scene (front, top and side views) every MS milliseconds into /tmp/sketch/; the
@@ -193,6 +203,10 @@ impl Plan {
 /// How much farther than the strand's length the left hand draws the long end [m] (its
 /// coupling spring takes it up: the long end is held taut).
 const SLACK: f64 = 0.002;
+
+/// How high over the skin the driver's tip stands when it is the post of a later throw's
+/// wraps [m].
+const POST_TIP: f64 = 0.0015;
 
 /// How far short of the tail the driver's tip waits while the long end is wrapped [m] (the
 /// scene aims it so).
@@ -361,6 +375,23 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let drop = pts.iter().map(|p| -(turn * (p - sw)).y).fold(0.0, f64::max);
         (turn * ql, drop)
     };
+    // Then, flat, turned about the vertical at its swage so the needle reaches from the swage
+    // away from the wound (+x, where the first throw leaves the left hand): the long end
+    // runs from the swage toward the wound clear of the needle and of the driver holding it
+    // (turned in two stages, flat first, so the point never dips into the skin).
+    let out_q = {
+        let n = &su.needle;
+        let sw = n.swage();
+        let point = [n.point(0.0), n.point(n.shape.arc_angle)]
+            .into_iter()
+            .max_by(|a, b| (a - sw).norm().total_cmp(&(b - sw).norm()))
+            .expect("two ends");
+        let reach = flat_q * ql.inverse() * (point - sw);
+        let yaw = reach.x.atan2(-reach.z) - 0.5 * PI;
+        // Just short of a half turn when it is one, so the turn's way is fixed.
+        let yaw = yaw.clamp(-0.99 * PI, 0.99 * PI);
+        Quat::from_axis_angle(&Vec3::y_axis(), yaw) * flat_q
+    };
     let exit = Vec3::new(-0.008, 0.0, 0.0);
     let long = length_from(x0, &exit);
     let mut right = Plan::default();
@@ -390,10 +421,8 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     for (n, &(sense, wraps)) in throws.iter().take(upto).enumerate() {
         if n > 0 {
             // 5. The driver lets go of the tail where the last throw left it (low, across the
-            // wound), backs up, and comes down at it from above, steeply, from the wound's
-            // other side: the wraps go on high, clear of the skin.
-            // The left hand keeps the long end pulled meanwhile (the first throw holds only
-            // while it is).
+            // wound), backs up and closes its jaws; the left hand keeps the long end pulled
+            // meanwhile (the first throw holds only while it is) and turns the needle flat.
             let knot = Vec3::new(0.0, 0.001, 0.0);
             right.press(t);
             right.at(t + 0.3, hinge, q);
@@ -410,11 +439,40 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             t += 0.9;
             // The jaws close again, clear of the strand: the next wraps go on closed jaws.
             right.press(t);
+            // The driver stands upright over the long end, beside it 10 mm from the knot, its
+            // tip just over the skin: a post the left hand wraps the long end round, from the
+            // long end's own side, so the long end keeps pulling the knot along the skin the
+            // way the first throw was laid (it holds only while it is pulled so). The jaws
+            // are turned now as they will take the tail (opening across it).
             let x = eye.look(&right, &left, t).rods[0].positions();
-            let side = if n % 2 == 0 { 1.0 } else { -1.0 };
-            let dn = Vec3::new(0.7 * side, -1.0, 0.3).normalize();
-            let (h2, q2) = aim(x[g_node], x[g_node + 1] - x[g_node - 1], dn, jaw, TIP_SHORT);
-            right.at(t + 0.8, h2 - dn * 0.010, q2);
+            let down = -Vec3::y();
+            let (_, q2) = aim(
+                x[g_node],
+                x[g_node + 1] - x[g_node - 1],
+                down,
+                jaw,
+                TIP_SHORT,
+            );
+            let flat_xz = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+            let u = flat_xz(swage - knot).normalize();
+            let across = Vec3::y().cross(&u);
+            // Beside the strand by 3.2 mm, on the side from which the hand, going round in
+            // this throw's sense, catches the strand on the post after half a radian.
+            let post = [1.0, -1.0]
+                .map(|k| knot + u * 0.010 + across * (0.0032 * k))
+                .into_iter()
+                .min_by(|a, b| {
+                    let hook = |p: &Vec3| {
+                        let e1 = flat_xz(knot - p).normalize();
+                        let e2 = down.cross(&e1);
+                        let r = flat_xz(swage - p);
+                        (sense * (PI - r.dot(&e2).atan2(r.dot(&e1)))).rem_euclid(2.0 * PI)
+                    };
+                    hook(a).total_cmp(&hook(b))
+                })
+                .expect("two sides");
+            let h2 = Vec3::new(post.x, POST_TIP + jaw, post.z);
+            right.at(t + 0.8, h2 + Vec3::new(0.0, 0.008, 0.0), q2);
             right.at(t + 1.3, h2, q2);
             swage = taut(
                 eye,
@@ -422,10 +480,10 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 (t, t + 1.3),
                 swage,
                 knot,
-                (flat_q, swage_off),
+                (out_q, swage_off),
             );
             t += 1.3;
-            ql = flat_q;
+            ql = out_q;
             (hinge, q) = (h2, q2);
             let x = eye.look(&right, &left, t).rods[0].positions();
             // The long end now leaves the knot on the wound.
@@ -471,10 +529,14 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 })
                 .fold(f64::INFINITY, f64::min)
         };
+        // After the first throw the orbit rides high over the wound (its centre 0.6 ρ up the
+        // jaws' axis): the needle and the driver holding it pass well over the tail lying on
+        // the skin; the jaws turn the long end, so the knot still feels it along the skin.
         let cone = (0..=40)
             .map(|k| rho_max * 0.02 * k as f64)
             .find(|&a| low(a) >= 0.003)
-            .unwrap_or(0.8 * rho_max);
+            .unwrap_or(0.8 * rho_max)
+            .max(if n > 0 { 0.6 * rho_max } else { 0.0 });
         let c = w - d * cone;
         eprintln!(
             "throw {n}: long end {:.1} mm, exit to wraps {:.1} mm, orbit radius {:.1} mm, cone {:.1} mm",
@@ -547,13 +609,22 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let turn = 1.5;
         let dur = turn * sweep / (2.0 * PI);
         let k_n = (36.0 * sweep / (2.0 * PI)).ceil() as usize;
+        // After the first throw the hand turns with its orbit about the jaws' axis, so the
+        // needle keeps reaching away from the jaws and the long end never meets it.
+        let spin = |a: f64| {
+            if feel {
+                Quat::from_axis_angle(&nalgebra::Unit::new_normalize(d), sense * a) * ql
+            } else {
+                ql
+            }
+        };
         for k in 1..=k_n {
             let a = sweep * k as f64 / k_n as f64;
             let tk = t + dur * k as f64 / k_n as f64;
             left.at_swage(
                 tk,
                 on(th0 + sense * a, rho(a) + dr) + Vec3::y() * lift,
-                ql,
+                spin(a),
                 swage_off,
             );
             if feel && k % 2 == 0 && k < k_n {
@@ -562,9 +633,29 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         }
         t += dur;
         swage = on(th0 + sense * sweep, rho(sweep) + dr) + Vec3::y() * lift;
+        ql = spin(sweep);
         t += 0.3;
         left.at_swage(t, swage, ql, swage_off);
         right.at(t, hinge, q);
+        if n > 0 {
+            // 1b. The driver, the wraps on its jaws, goes over to the tail lying on the skin
+            // and stands over it, its tip 5.5 mm above the point it will take; the left hand
+            // goes along, so the wraps stay on.
+            let x = eye.look(&right, &left, t).rods[0].positions();
+            let (h2, _) = aim(
+                x[g_node],
+                x[g_node + 1] - x[g_node - 1],
+                d,
+                jaw,
+                TIP_SHORT + 0.003,
+            );
+            let go = h2 - hinge;
+            t += 1.0;
+            hinge = h2;
+            swage += go;
+            right.at(t, hinge, q);
+            left.at_swage(t, swage, ql, swage_off);
+        }
         // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
         // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
         // 2.5 mm inside the tip, and closes on it. The long end goes along.
@@ -592,7 +683,15 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // the long end holds back so they slide off the tip onto it.
         t += 1.5;
         right.at(t, hinge - d * 0.022, q);
-        left.at_swage(t, swage + d * 0.008, ql, swage_off);
+        // (With the driver upright the long end must leave the wraps downward to hold them
+        // back: the left hand goes down near the skin and out.)
+        let back = if n > 0 {
+            let out = Vec3::new(swage.x - hinge.x, 0.0, swage.z - hinge.z).normalize();
+            Vec3::new(swage.x, 0.003, swage.z) + out * 0.005
+        } else {
+            swage + d * 0.008
+        };
+        left.at_swage(t, back, ql, swage_off);
         // 4. The hands cross: the tail to the far side of the wound, the long end to its
         // near side, and pull the throw down flat.
         let side = if n % 2 == 0 { -1.0 } else { 1.0 };
