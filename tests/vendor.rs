@@ -1,6 +1,7 @@
-//! The vendor-SDK device backends (issue #25) against the SDKs' test double (doubles/vendor: a
-//! cdylib exporting OpenHaptics' `hd*` and Force Dimension's `dhd*` functions, built here into
-//! its own target folder): no vendor SDK and no hardware are needed, and none was used.
+//! The vendor-SDK device backends (issue #25) against the SDKs' test doubles (doubles/vendor:
+//! a cdylib built here twice into its own target folder, once exporting OpenHaptics' `hd*`
+//! functions and once Force Dimension's `dhd*`): no vendor SDK and no hardware are needed,
+//! and none was used.
 //!
 //! - A live 10 s `suture run --headless` on the instrument tie with a Touch (OpenHaptics, the
 //!   tick inside the double's 1 kHz servo thread) on the right instrument and an omega.7 (DHD,
@@ -17,18 +18,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The double, built once per test run (`cargo build -p vendor-double` into its own target
-/// folder beside this build's, so it never waits on the outer cargo's lock).
-fn double() -> &'static Path {
-    static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        // target/<profile>/suture → target/vendor-double
+/// Which SDK's double.
+#[derive(Clone, Copy)]
+enum Sdk {
+    /// OpenHaptics' HD API (libHD's double: only `hd*` functions).
+    Hd,
+    /// Force Dimension's DHD API (libdhd's double: only `dhd*` functions).
+    Dhd,
+}
+
+/// The double of `sdk`, built once per test run (`cargo build -p vendor-double --features
+/// hd|dhd` into its own target folder beside this build's, so it never waits on the outer
+/// cargo's lock): one library per SDK, each exporting only its SDK's functions.
+fn double(sdk: Sdk) -> &'static Path {
+    static LIBS: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
+    let (slot, feature) = match sdk {
+        Sdk::Hd => (0, "hd"),
+        Sdk::Dhd => (1, "dhd"),
+    };
+    LIBS[slot].get_or_init(|| {
+        // target/<profile>/suture → target/vendor-double/<feature>
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_suture"));
         let target = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-        let dir = target.join("vendor-double");
+        let dir = target.join("vendor-double").join(feature);
         let t0 = std::time::Instant::now();
         let o = Command::new(env!("CARGO"))
             .args(["build", "--release", "--locked", "-p", "vendor-double"])
+            .args(["--features", feature])
             .arg("--target-dir")
             .arg(&dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -39,7 +55,10 @@ fn double() -> &'static Path {
             "building the double: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        println!("double built in {:.1} s", t0.elapsed().as_secs_f64());
+        println!(
+            "{feature} double built in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
         dir.join("release/libvendor_double.so")
     })
 }
@@ -172,7 +191,7 @@ const OMEGA_MAX: f64 = 8.0;
 
 #[test]
 fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults() {
-    let lib = double();
+    let (hd_lib, dhd_lib) = (double(Sdk::Hd), double(Sdk::Dhd));
     let dir = tmp("live");
     // Right: a Touch moving the right driver 14 mm down (HD: y up, mm) and back up; an SDK
     // error at 3.0 s, missed servo ticks (3 ms) at 5.0 s, a physics stall (100 ms) at 7.0 s.
@@ -203,7 +222,7 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
          error 4.0 4.2\n",
     );
     let rec = dir.join("session.surec");
-    let libarg = lib.to_str().unwrap();
+    let (hd_arg, dhd_arg) = (hd_lib.to_str().unwrap(), dhd_lib.to_str().unwrap());
     let t0 = std::time::Instant::now();
     let o = suture(
         &[
@@ -215,9 +234,9 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
             "--device",
             "right=openhaptics,left=forcedimension",
             "--openhaptics-lib",
-            libarg,
+            hd_arg,
             "--forcedimension-lib",
-            libarg,
+            dhd_arg,
             "--record",
             rec.to_str().unwrap(),
         ],
@@ -352,7 +371,7 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
 
 #[test]
 fn two_touch_devices_share_the_hd_scheduler() {
-    let lib = double();
+    let lib = double(Sdk::Hd);
     let dir = tmp("two");
     let hd = double_config(
         &dir,
@@ -447,27 +466,30 @@ fn without_the_sdk_run_exits_2_naming_the_library_and_devices_says_what_it_looke
 
 #[test]
 fn devices_lists_what_the_sdks_find() {
-    let lib = double();
+    let (hd_lib, dhd_lib) = (double(Sdk::Hd), double(Sdk::Dhd));
     let dir = tmp("devices");
     let dhd = double_config(
         &dir,
         "falcon",
         "model Falcon\ndevices 2\nkey 0 0 0 0 0 0 0 0 0\n",
     );
-    let libarg = lib.to_str().unwrap();
+    let (hd_arg, dhd_arg) = (hd_lib.to_str().unwrap(), dhd_lib.to_str().unwrap());
     let args = [
         "devices",
         "--openhaptics-lib",
-        libarg,
+        hd_arg,
         "--forcedimension-lib",
-        libarg,
+        dhd_arg,
     ];
     // No HD device configured: the SDK's reason; two Falcons.
     let o = suture(&args, &[("VENDOR_DOUBLE_DHD", &dhd)]);
     let out = String::from_utf8_lossy(&o.stdout);
     println!("{out}");
     assert_eq!(o.status.code(), Some(0));
-    assert!(out.contains(&format!("library {libarg}")), "{out}");
+    assert!(
+        out.contains(&format!("library {hd_arg}")) && out.contains(&format!("library {dhd_arg}")),
+        "{out}"
+    );
     assert!(
         out.contains("no device: OpenHaptics: no device found (hdInitDevice(HD_DEFAULT_DEVICE): Communication error (vendor double) (HD error 0x0201"),
         "{out}"
