@@ -52,8 +52,12 @@
 //! Staying low until the long end has caught on the post slipped it sooner (12.6 s); a
 //! 2 N pull drew the tail out through the first throw before the wraps (12.0 s). Stick
 //! friction 0.4 instead of 0.2 between the strands slips the same way: it is the lost pull,
-//! not the friction. Next: hold the pull through the rise (a stiffer hand, feeling every step
-//! rather than every 0.1 s, or a lower orbit on the side away from the tail).
+//! not the friction. Also tried, the same slip: the hand feeling the pull every 50 ms on the
+//! approach and every key of the orbit (unknot by 13.6 s); the post 20 mm from the knot with
+//! the wraps near its tip, 2.5 mm over the skin, and a low orbit clear of the tail (the gap
+//! opens from 12.4 s, while the hand is still low; unknot by 14.8 s). The single first throw
+//! on this 3 mm wound holds only while both ends are pulled as it was laid; the way on is
+//! likely a wound that closes with less force, or a first throw held by the other hand.
 //! `--run` prints the
 //! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
 //! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
