@@ -997,6 +997,11 @@ impl Strands {
         } else if result.is_err() {
             result = self.continuation(&start, prob, guard, &mut report);
         }
+        if result.is_err()
+            && let Tip::Pinned { position } = prob.tip
+        {
+            result = self.pinned_by_way_of_clamped(prob, position, &mut report);
+        }
         self.strain_before = before;
         let tension_scale = self.length * self.length / self.stiffness.x.min(self.stiffness.y);
         let limit = self.config.max_amplification.ln();
@@ -1035,6 +1040,49 @@ impl Strands {
                 })
             }
         }
+    }
+
+    /// A pinned tip reached by way of a clamped one. From the straight rest shape a pinned
+    /// tip starts at the fully stretched state, where the shooting's Jacobian is singular
+    /// (the tip's rotation has no effect on where the tip is) and Newton stalls. A clamped tip
+    /// at the same `position`, its rotation the rest shape's, converges from there; its
+    /// solution, with the tip torque the clamp exerts, is an equilibrium of the pinned problem
+    /// whose applied tip torque is that torque, and continuation carries the tip torque from
+    /// there to `prob`'s (Pai 2002 §3, the Standard BVP, and §5, Newton on the residual of a
+    /// posed end: the tip's unknowns of our pinned and clamped variants).
+    fn pinned_by_way_of_clamped(
+        &mut self,
+        prob: &StrandsProblem,
+        position: Vec3,
+        report: &mut StrandsReport,
+    ) -> Result<Sweep, (f64, f64)> {
+        let rest = self.rest_problem(prob);
+        let clamped = StrandsProblem {
+            tip: Tip::Clamped {
+                rotation: self.unknowns.tip_rotation,
+                position,
+            },
+            ..*prob
+        };
+        let rest_clamped = StrandsProblem {
+            tip: Tip::Clamped {
+                rotation: self.unknowns.tip_rotation,
+                position: match rest.tip {
+                    Tip::Pinned { position } => position,
+                    _ => position,
+                },
+            },
+            ..rest
+        };
+        self.continuation(&rest_clamped, &clamped, false, report)?;
+        // The clamp's tip torque becomes the pinned problem's applied torque; the unknowns
+        // (tip rotation and force) solve it as they are.
+        let from = StrandsProblem {
+            tip: Tip::Pinned { position },
+            tip_torque: self.unknowns.tip_torque,
+            ..*prob
+        };
+        self.continuation(&from, prob, false, report)
     }
 
     /// Largest change of curvature or twist against `before`, times L (dimensionless).
