@@ -34,6 +34,26 @@ fn material_loop(x: &[Vec3], seg: f64) -> f64 {
     (b - a) * seg
 }
 
+/// Steps at the Newton iteration cap measured over each knot scene's whole tightening
+/// (`cargo test --release --test knots -- --nocapture`, 2026-11-26); None for the Projective
+/// Dynamics solver, which has no convergence test.
+fn measured_unconverged(path: &str) -> Option<usize> {
+    Some(match path {
+        "scenes/knot_overhand.toml" => 42,
+        "scenes/knot_overhand.toml (der)" => 4,
+        "scenes/knot_cinquefoil.toml (der)" => 1,
+        "scenes/knot_cinquefoil.toml"
+        | "scenes/knot_square.toml"
+        | "scenes/knot_square.toml (der)"
+        | "scenes/knot_granny.toml"
+        | "scenes/knot_granny.toml (der)"
+        | "scenes/knot_surgeons.toml"
+        | "scenes/knot_surgeons.toml (der)" => 0,
+        _ if path.contains("(pd)") => return None,
+        _ => panic!("{path}: no measured convergence: measure it and add it here"),
+    })
+}
+
 /// Run a knot scene to its end, asserting at every check that the determinant stays
 /// `determinant` and nothing interpenetrates, and at every step that no node moves farther
 /// than 0.5 r; then that the loop shrank and the pull force rose over the pull. Returns the
@@ -59,7 +79,7 @@ fn tighten_text(path: &str, text: &str, determinant: u128) -> Vec<Vec3> {
     );
     let mut prev = x0;
     let (mut loop_len, mut force) = (Vec::new(), Vec::new());
-    let (mut iterations, mut steps) = (0, 0);
+    let (mut iterations, mut steps, mut unconverged) = (0, 0, 0);
     let mut max_moved = 0.0f64;
     let checks = (duration / 0.1).round() as usize;
     for k in 1..=checks {
@@ -67,8 +87,14 @@ fn tighten_text(path: &str, text: &str, determinant: u128) -> Vec<Vec3> {
         for s in 1..=100 {
             let t = (k - 1) as f64 * 0.1 + s as f64 * 1e-3;
             let rep = sc.world.advance_to(t).unwrap();
-            if let suture::sim::RodReport::Cosserat { iterations: it, .. } = &rep.rods[0] {
+            if let suture::sim::RodReport::Cosserat {
+                iterations: it,
+                unconverged: u,
+                ..
+            } = &rep.rods[0]
+            {
                 iterations += it;
+                unconverged += u;
                 steps += 1;
             }
             let x = sc.world.rods[0].positions();
@@ -124,6 +150,21 @@ fn tighten_text(path: &str, text: &str, determinant: u128) -> Vec<Vec3> {
             iterations as f64 / steps as f64,
             c.params.stiffness,
             c.raises
+        );
+    }
+    // Newton convergence (#26): the steps that ended at the iteration cap, against the count
+    // measured for each knot and model (deterministic: the same build gives the same count)
+    // plus 20 %, at least one step, so a regression that doubles them fails. A capped step
+    // goes on from where it stopped; the Cosserat overhand's 42 of 10 000 are the knot-speed
+    // issue's (#23) to remove. Projective Dynamics runs a fixed number of local/global
+    // iterations by design (Soler 2018 §5, Algorithm 1) and never checks a Newton residual: every step
+    // reports unconverged, and it is not held to this.
+    println!("{path}: {unconverged} of {steps} steps at the iteration cap");
+    if let Some(measured) = measured_unconverged(path) {
+        let bound = measured + (measured / 5).max(usize::from(measured > 0));
+        assert!(
+            unconverged <= bound,
+            "{path}: {unconverged} of {steps} steps at the iteration cap (measured {measured}, bound {bound})"
         );
     }
     // The loop shrinks while pulled (means over thirds of the pull: the tails sway), and the

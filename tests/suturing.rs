@@ -163,6 +163,19 @@ fn events(run: &Run) {
     );
 }
 
+/// Newton convergence (#26): the steps of a run that ended at the iteration cap, against
+/// the count `measured` for that run (deterministic; `cargo test --release --test suturing --
+/// --nocapture` prints it, 2026-11-26) plus 20 %, at least one step where any were measured,
+/// so a regression that doubles them fails. A capped step goes on from where it stopped.
+fn assert_converged(run: &Run, measured: usize) {
+    let bound = measured + (measured / 5).max(usize::from(measured > 0));
+    assert!(
+        run.unconverged <= bound,
+        "{} steps at the iteration cap (measured {measured}, bound {bound})",
+        run.unconverged
+    );
+}
+
 /// Done-when 1 and 2: one entry within 1 mm of its mark, one exit, the suture through both
 /// sides, nothing in the tissue except through its holes, the incision closed by tightening;
 /// the coupling force rises while the point presses on the skin and drops when it pierces.
@@ -171,6 +184,7 @@ fn interrupted_stitch_end_to_end() {
     let run = drive(&scene_text(), &stitch_plan(), 3.5, 9.5);
     events(&run);
     assert!(run.error.is_none(), "{:?}", run.error);
+    assert_converged(&run, 2);
     let s = run.world.suturing.as_ref().unwrap();
     let r = run.world.rods[0].radius;
     // One skin entry, on its mark; one skin exit, on its mark.
@@ -297,6 +311,7 @@ fn pulling_too_hard_breaks_the_suture_and_the_scene_goes_on() {
     let run = drive(&text, &plan, 3.5, 9.5);
     events(&run);
     assert!(run.error.is_none(), "{:?}", run.error);
+    assert_converged(&run, 4);
     let s = run.world.suturing.as_ref().unwrap();
     let breaks: Vec<_> = s
         .events
@@ -350,6 +365,7 @@ fn driving_the_needle_sideways_is_resisted_and_tears() {
     let run = drive(&scene_text(), &plan, 10.0, 3.2);
     events(&run);
     assert!(run.error.is_none(), "{:?}", run.error);
+    assert_converged(&run, 0);
     let s = run.world.suturing.as_ref().unwrap();
     let max = |a: f64, b: f64| {
         run.trace
