@@ -59,7 +59,12 @@
 //!   and the wraps leave the post together (−0.8 turns, 0.1–0.3 N at 17.5 s). Likely: the strand
 //!   from the knot comes up to the wraps from the skin, 1.5 mm under the post's tip, so a move that
 //!   lengthens it pulls them off the tip and one that shortens it slackens them, and over the knot
-//!   the long end pulls the first throw upward, open;
+//!   the long end pulls the first throw upward, open. Carried round the knot instead, in 3 s,
+//!   the tip at its 10 mm from the knot for the first 70 % (`TIE_ROUND=1`; `TIE_ROUND=2`: the
+//!   hand goes round the knot with it): the wraps stay on longer (−1.8 to −2.0 turns, 0.5–0.6 N
+//!   at 1.0 N kept, to 17.0 s, the post 110–130° round) and are lost in the next 0.5 s
+//!   (−0.6 to −0.9 turns, 0.02–0.05 N), the first throw undone 0.5 s later; at 1.5 N kept they
+//!   go at 17.0 s;
 //! - the post on the tail's side instead (`TIE_POST=tail`, 60 % of the way to the tail's
 //!   grasp point, 3.2 mm beside the tail): the orbit never catches the long end on it (−0.4
 //!   turns) and the suture breaks at 15.0 s; the driver aimed down at the tail at 55° or 70°
@@ -74,12 +79,13 @@
 //! orbit is 15.5 mm and the two wraps take 2 × 5.8 mm of it); with the fresh scene's longer
 //! ends on a 3 mm gap the plan's eye had diverged by the end of the first throw.
 //!
-//! Next: carry the wraps to the tail without passing over the knot (the post on the long
-//! end's side, the driver going round the knot rather than over it, the hand keeping the
-//! pull), or wrap on a driver already lying over the tail as for the first throw, with an
-//! orbit that starts where the hand holds the long end and shrinks only as the pull it feels
-//! allows (not on a schedule); for the surgeon's throw, a slower double wrap whose end radius
-//! stays ≥ 5 mm.
+//! Next: look (`--sketch`, `TIE_DETAIL`) at where on the post the wraps sit and how they leave
+//! it in the carry round the knot (over the tip, or unwound by the turning strand from the
+//! knot); wrap higher up the jaws, or tilt the post's tip away from the knot as it goes; or
+//! wrap on a driver already lying over the tail as for the first throw, with an orbit that
+//! starts where the hand holds the long end and shrinks only as the pull it feels allows (not
+//! on a schedule); for the surgeon's throw, a slower double wrap whose end radius stays
+//! ≥ 5 mm.
 //!
 //! `--run` prints the winding number about the jaws, the jaws' distance, the grasp and the
 //! knot every 100 ms; `--near` adds the suture's nodes by the jaws in the jaws' frame;
@@ -87,8 +93,8 @@
 //! /tmp/sketch/; the environment variable `TIE_DETAIL=T0,T1` prints every step between T0 and
 //! T1 [s]. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
 //! the left hand keeps [N]), `TIE_PULL2=N` (the pull while the wraps are carried to the tail
-//! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_POST=tail`, `TIE_STEEP=DEG`
-//! (above).
+//! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_ROUND=1|2`, `TIE_POST=tail`,
+//! `TIE_STEEP=DEG` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -758,12 +764,41 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1.0);
             let k_n = (carry * 10.0).round().max(1.0) as usize;
+            // `TIE_ROUND=1` or `2` (a development aid): the jaws go round the knot, their tip
+            // at its distance from the knot, for the first 70 % of the carry, then out to the
+            // tail.
+            let round = std::env::var("TIE_ROUND").is_ok();
+            let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+            let (p0, p1) = (flat(tip(h0) - anchor), flat(tip(h2) - anchor));
+            let (a0, a1) = (p0.z.atan2(p0.x), p1.z.atan2(p1.x));
+            let turn = (a1 - a0 + PI).rem_euclid(2.0 * PI) - PI;
+            let along = |s: f64| {
+                if !round {
+                    return h0 + go * s;
+                }
+                let f = (s / 0.7).min(1.0);
+                let g = ((s - 0.7) / 0.3).max(0.0);
+                let a = a0 + turn * f;
+                let r = p0.norm() + (p1.norm() - p0.norm()) * g;
+                let y = tip(h0).y + (tip(h2).y - tip(h0).y) * s;
+                Vec3::new(anchor.x + r * a.cos(), y, anchor.z + r * a.sin()) - d * jaw
+            };
             for k in 1..=k_n {
                 let s = k as f64 / k_n as f64;
                 let tk = t + carry * s;
-                hinge = h0 + go * s;
-                let u = (s0 + go * s - (hinge + d * 0.007)).normalize();
-                swage = s0 + go * s + held + u * (to_knot0 - (tip(hinge) - anchor).norm());
+                let go = along(s) - h0;
+                hinge = h0 + go;
+                // Going round, the hand goes round the knot with the jaws (`TIE_ROUND=2`) or
+                // only along.
+                let carried = if std::env::var("TIE_ROUND").is_ok_and(|v| v == "2") {
+                    let a = turn * (s / 0.7).min(1.0);
+                    let rot = Quat::from_axis_angle(&Vec3::y_axis(), -a);
+                    anchor + rot * (s0 - anchor) + Vec3::y() * go.y
+                } else {
+                    s0 + go
+                };
+                let u = (carried - (hinge + d * 0.007)).normalize();
+                swage = carried + held + u * (to_knot0 - (tip(hinge) - anchor).norm());
                 right.at(tk, hinge, q);
                 left.at_swage(tk, swage, ql, swage_off);
                 if k < k_n {
