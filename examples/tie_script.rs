@@ -15,54 +15,86 @@
 //! 5. the driver lets go of the tail, and the next throw is wrapped (the other sense for a
 //!    square knot, the same sense for a granny).
 //!
-//! **Status** (issue #22 stays open): the first throw ties. tests/instrument_tie.rs steps it
-//! and checks one single throw (the project's KnotTracker), the 3 mm wound closed to
-//! −0.3 mm, no strand through another; about one step in eight does not converge once the
-//! strands cross (#23). The second throw does not yet. What it does now: the driver lets go
-//! of the tail low across the wound, comes down at it steeply from the other side, and the
-//! long end's orbit is a cone's rim where a flat circle would dip under the skin; the left
-//! hand feels the pull on the needle every 0.1 s and draws the orbit out or in. What fails:
-//! with the tail free, the single first throw slips on the 3 mm wound (the gap reopens to
-//! 3 mm within 2.5 s: the pad pulls the loop open harder than the throw's friction holds),
-//! the long end goes slack faster than the hand draws back, and the orbit pulls the throw
-//! apart (the KnotTracker's trefoil becomes the unknot). On a 1 mm wound the first throw
-//! holds until the driver comes down at the tail beside the knot; on a 1 mm wound with a tail
-//! and a long end 8 and 10 mm longer (tail room for the second grasp) it slips too (gap 0.2 →
-//! 0.6 mm in 1.5 s under 0.2 N on the long end), and pulling the long end round the jaws
-//! draws the free tail out of the loose throw. A single first throw holds only while both
-//! ends are pulled, or on a wound that closes with less force than the throw's friction;
-//! a double (surgeon's) first throw needs a long end longer than this scene's. With the left
-//! hand keeping 1.5 N on the long end (it feels the needle's pull every 0.1 s) the first
-//! throw holds through the let-go, the driver's re-aim and the orbit's start (gap −0.13 mm at
-//! 13.0 s). For the second throw the driver now closes its jaws again after letting go (they
-//! stayed open before), stands upright over the long end 10 mm from the knot, beside it, its
-//! tip 1.5 mm over the skin: a post the left hand wraps the long end round from the long
-//! end's own side, so the long end keeps pulling the knot along the skin. The left hand
-//! turns the needle flat and reaching away from the wound (in two stages, so the point never
-//! dips into the skin: turning it at once punctured the skin at 10.6 s), orbits high (its
-//! circle's centre 0.6 ρ up the post: lower, the needle and its driver caught the tail lying
-//! on the skin and broke it at 14.2 s) and turns with its orbit, so the long end never meets
-//! the needle or the driver holding it (without that it caught on them and broke at 14.7 s).
-//! Then the driver, the wraps on it, goes over to the tail, takes it 5 mm from its end
-//! (17.4 s), and backs up while the left hand holds the long end down and out: the wraps
-//! slide off onto the tail (19.4–19.8 s, the winding about the jaws 2.3 → 0.1 turns). What
-//! fails: the first throw comes undone before (the KnotTracker's trefoil is the unknot by
-//! 13.2 s) while the left hand rises onto the orbit and the pull on the long end drops to
-//! 0.4 N, so the second throw is tied on nothing, and the pull-down opens the wound (3.6 mm).
-//! Staying low until the long end has caught on the post slipped it sooner (12.6 s); a
-//! 2 N pull drew the tail out through the first throw before the wraps (12.0 s). Stick
-//! friction 0.4 instead of 0.2 between the strands slips the same way: it is the lost pull,
-//! not the friction. Also tried, the same slip: the hand feeling the pull every 50 ms on the
-//! approach and every key of the orbit (unknot by 13.6 s); the post 20 mm from the knot with
-//! the wraps near its tip, 2.5 mm over the skin, and a low orbit clear of the tail (the gap
-//! opens from 12.4 s, while the hand is still low; unknot by 14.8 s). The single first throw
-//! on this 3 mm wound holds only while both ends are pulled as it was laid; the way on is
-//! likely a wound that closes with less force, or a first throw held by the other hand.
-//! `--run` prints the
-//! winding number about the jaws, the jaws' distance, the grasp and the knot every 100 ms;
-//! `--near` adds the suture's nodes by the jaws in the jaws' frame; `--sketch MS` draws the
-//! scene (front, top and side views) every MS milliseconds into /tmp/sketch/; the
-//! environment variable `TIE_DETAIL=T0,T1` prints every step between T0 and T1 [s].
+//! **Status** (issue #22 stays open): the first throw ties; no two-throw knot does yet.
+//! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
+//! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; about one step
+//! in eight does not converge once the strands cross (#23).
+//!
+//! On scenes/instrument_tie.toml's 3 mm wound the single first throw slips once the tail is
+//! let go: the pad pulls the loop open harder than the throw's friction holds (the gap reopens
+//! to 3 mm within 2.5 s); stick friction 0.4 instead of 0.2 slips the same way. With the left
+//! hand keeping 1.5 N on the long end ([`KEEP_PULL`]; it feels the needle's pull every 0.1 s)
+//! it holds through the let-go and the re-aim, and comes undone (the trefoil becomes the
+//! unknot, 13.2 s) as the hand rises onto the second wraps' orbit and the pull drops to 0.4 N;
+//! 2 N drew the tail out through it (12.0 s). The second throw's wraps go on the right driver
+//! standing upright over the long end 10 mm from the knot, its tip 1.5 mm over the skin (a
+//! post); the left hand turns the needle flat and away from the wound (in two stages: at once
+//! the point punctured the skin), orbits high (its circle's centre 0.6 ρ up the post: lower,
+//! the needle caught the tail on the skin) and turns with its orbit (else the long end caught
+//! on the needle); the driver carries the wraps over to the tail, takes it, and backs up while
+//! the long end holds the wraps down: on the 3 mm wound they slid onto the tail (19.4–19.8 s)
+//! of a first throw already undone.
+//!
+//! scenes/instrument_tie_fresh.toml (run with `TIE_SCENE=scenes/instrument_tie_fresh.toml`) is
+//! the same stitch on a fresh incision, rest gap 1 mm, with a tail 8 mm and a long end 10 mm
+//! longer. Measured there (`--run`, square):
+//! - with the 3 mm scene's ends the free tail lies only about 1 cm beyond the first throw and
+//!   the long end pulled up onto the orbit draws it out (unknot at 13.0 s; the wound stays
+//!   closed): hence the longer tail (2 cm beyond the throw);
+//! - kept pull 1.5 N: the first throw is undone as the hand rises onto the orbit (13.5 s);
+//!   0.8 N: undone mid-orbit (14.5 s); 0.5 N (`TIE_PULL=0.5`, the 3 mm wound's 1.5 N scaled
+//!   to the 1 mm wound by the linear pad; the long end pulls 0.37 N as the first throw is
+//!   laid): the first throw holds through the let-go, the re-aim and the whole orbit (a
+//!   trefoil throughout, loose: the gap back to 0.7–1.0 mm, the wound's rest) and the long end
+//!   is wrapped round the post (−2.1 turns at 15.5 s); 0.35 N: less long end is drawn out
+//!   (an orbit of 24.7 mm, not 27.5 mm) and the suture breaks at 14.3 s (160 N);
+//! - what fails at 0.5 N: carrying the wraps over the knot to the tail (step 1b). Carried in 1 s,
+//!   within 0.5 s the long end goes slack (0.01 N) and the wraps leave the post (−2.1 → −1.0 → 0
+//!   turns), whatever the left hand does: going along and taking up the length the strand from the
+//!   knot to the post's tip loses as the tip passes over the knot, feeling every 0.1 s for 0.5, 1.0
+//!   or 1.5 N (`TIE_PULL2`), first drawing the wraps tight for 0.5 s (1.48 N felt at 16.0 s, 0.02 N
+//!   at 16.5 s). Carrying the tip over the knot on an arc about it lifted the wraps off the tip at
+//!   once. Carried in 3 s (`TIE_CARRY=3`, 1.0 or 1.5 N) the hand keeps up (0.85–1.25 N, −2.2 turns)
+//!   until the post stands over the knot (17.0 s), and then, in 0.5 s, the first throw comes undone
+//!   and the wraps leave the post together (−0.8 turns, 0.1–0.3 N at 17.5 s). Likely: the strand
+//!   from the knot comes up to the wraps from the skin, 1.5 mm under the post's tip, so a move that
+//!   lengthens it pulls them off the tip and one that shortens it slackens them, and over the knot
+//!   the long end pulls the first throw upward, open. Carried round the knot instead, in 3 s,
+//!   the tip at its 10 mm from the knot for the first 70 % (`TIE_ROUND=1`; `TIE_ROUND=2`: the
+//!   hand goes round the knot with it): the wraps stay on longer (−1.8 to −2.0 turns, 0.5–0.6 N
+//!   at 1.0 N kept, to 17.0 s, the post 110–130° round) and are lost in the next 0.5 s
+//!   (−0.6 to −0.9 turns, 0.02–0.05 N), the first throw undone 0.5 s later; at 1.5 N kept they
+//!   go at 17.0 s;
+//! - the post on the tail's side instead (`TIE_POST=tail`, 60 % of the way to the tail's
+//!   grasp point, 3.2 mm beside the tail): the orbit never catches the long end on it (−0.4
+//!   turns) and the suture breaks at 15.0 s; the driver aimed down at the tail at 55° or 70°
+//!   from the skin from the knot's side, as for the first throw (`TIE_STEEP=DEG`, no post, no
+//!   step 1b): the orbit sweeps in from where the hand holds the long end 46 mm out, the long
+//!   end goes slack (0.02 N at 13.5 s) and the first throw is undone (14.0 s; at 55° the
+//!   needle also punctured the pad's side at 13.1 s); with the orbit's start brought in to
+//!   1.3 times its taut radius the long end slackened sooner (13.0 s).
+//!
+//! The surgeon's knot (`surgeons`): on the 3 mm wound with the 3.7 cm long end the rod's
+//! Newton system cannot be factorised from 5.9 s, as the double wrap ends (2.6 turns; the
+//! orbit is 15.5 mm and the two wraps take 2 × 5.8 mm of it); with the fresh scene's longer
+//! ends on a 3 mm gap the plan's eye had diverged by the end of the first throw.
+//!
+//! Next: look (`--sketch`, `TIE_DETAIL`) at where on the post the wraps sit and how they leave
+//! it in the carry round the knot (over the tip, or unwound by the turning strand from the
+//! knot); wrap higher up the jaws, or tilt the post's tip away from the knot as it goes; or
+//! wrap on a driver already lying over the tail as for the first throw, with an orbit that
+//! starts where the hand holds the long end and shrinks only as the pull it feels allows (not
+//! on a schedule); for the surgeon's throw, a slower double wrap whose end radius stays
+//! ≥ 5 mm.
+//!
+//! `--run` prints the winding number about the jaws, the jaws' distance, the grasp and the
+//! knot every 100 ms; `--near` adds the suture's nodes by the jaws in the jaws' frame;
+//! `--sketch MS` draws the scene (front, top and side views) every MS milliseconds into
+//! /tmp/sketch/; the environment variable `TIE_DETAIL=T0,T1` prints every step between T0 and
+//! T1 [s]. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
+//! the left hand keeps [N]), `TIE_PULL2=N` (the pull while the wraps are carried to the tail
+//! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_ROUND=1|2`, `TIE_POST=tail`,
+//! `TIE_STEEP=DEG` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -307,6 +339,23 @@ fn lift_for(low: f64) -> f64 {
 /// The pull the left hand keeps on the long end while the first throw is not yet locked [N].
 const KEEP_PULL: f64 = 1.5;
 
+/// The pull the left hand keeps on the long end while the wraps are carried over to the tail
+/// [N]: `TIE_PULL2`, else [`keep_pull`] (a development aid).
+fn wrapped_pull() -> f64 {
+    std::env::var("TIE_PULL2")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(keep_pull)
+}
+
+/// The pull the left hand keeps [N]: [`KEEP_PULL`], or `TIE_PULL` (a development aid).
+fn keep_pull() -> f64 {
+    std::env::var("TIE_PULL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(KEEP_PULL)
+}
+
 /// The left hand over `(t0, t1)` [s]: every 0.1 s it feels the long end and moves the swage
 /// away from `knot` (or toward it) by 2 mm per newton short of (or over) [`KEEP_PULL`], at
 /// most 1.5 mm at a time, and turns the needle about its swage to `q1` (`off`: the swage in
@@ -327,7 +376,7 @@ fn taut(
         if k < n {
             let f = needle_pull(eye.look(right, left, tk));
             let u = (swage - knot).normalize();
-            swage += u * ((KEEP_PULL - f) * 0.002).clamp(-0.0015, 0.0015);
+            swage += u * ((keep_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
         }
     }
     swage
@@ -422,12 +471,20 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     let mut q = q;
     let mut long = long;
     let mut anchor = exit;
+    // `TIE_STEEP=DEG`: the later throws' wraps go on the driver aimed down at the tail at DEG
+    // degrees from the skin, from the knot's side, instead of on an upright post.
+    let steep: Option<f64> = std::env::var("TIE_STEEP")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(f64::to_radians);
     for (n, &(sense, wraps)) in throws.iter().take(upto).enumerate() {
         if n > 0 {
             // 5. The driver lets go of the tail where the last throw left it (low, across the
             // wound), backs up and closes its jaws; the left hand keeps the long end pulled
             // meanwhile (the first throw holds only while it is) and turns the needle flat.
             let knot = Vec3::new(0.0, 0.001, 0.0);
+            let felt = needle_pull(eye.look(&right, &left, t));
+            eprintln!("throw {n}: the long end pulls {felt:.2} N as the last throw is laid");
             right.press(t);
             right.at(t + 0.3, hinge, q);
             let d = q * Vec3::z();
@@ -458,12 +515,20 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 TIP_SHORT,
             );
             let flat_xz = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
-            let u = flat_xz(swage - knot).normalize();
+            // `TIE_POST=tail` (a development aid): the post stands on the tail's side, 60 % of
+            // the way from the knot to the tail's grasp point.
+            let tail_side = std::env::var("TIE_POST").is_ok_and(|v| v == "tail");
+            let (u, off) = if tail_side {
+                let v = flat_xz(x[g_node] - knot);
+                (v.normalize(), 0.6 * v.norm())
+            } else {
+                (flat_xz(swage - knot).normalize(), 0.010)
+            };
             let across = Vec3::y().cross(&u);
             // Beside the strand by 3.2 mm, on the side from which the hand, going round in
             // this throw's sense, catches the strand on the post after half a radian.
             let post = [1.0, -1.0]
-                .map(|k| knot + u * 0.010 + across * (0.0032 * k))
+                .map(|k| knot + u * off + across * (0.0032 * k))
                 .into_iter()
                 .min_by(|a, b| {
                     let hook = |p: &Vec3| {
@@ -475,7 +540,20 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                     hook(a).total_cmp(&hook(b))
                 })
                 .expect("two sides");
-            let h2 = Vec3::new(post.x, POST_TIP + jaw, post.z);
+            let (h2, q2) = match steep {
+                Some(a) => {
+                    let v = flat_xz(x[g_node] - knot).normalize();
+                    let ds = v * a.cos() - Vec3::y() * a.sin();
+                    aim(
+                        x[g_node],
+                        x[g_node + 1] - x[g_node - 1],
+                        ds,
+                        jaw,
+                        TIP_SHORT + 0.002,
+                    )
+                }
+                None => (Vec3::new(post.x, POST_TIP + jaw, post.z), q2),
+            };
             right.at(t + 0.8, h2 + Vec3::new(0.0, 0.008, 0.0), q2);
             right.at(t + 1.3, h2, q2);
             swage = taut(
@@ -518,7 +596,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // the long end: the needle, carried rigidly at the left hand's orientation, must stay
         // 3 mm over the skin on the widest of those circles.
         let rho_now = (swage - w).norm();
-        let rho_max = if n == 0 { rho0 } else { rho0.max(rho_now) };
+        let rho_max = if n == 0 || steep.is_some() {
+            rho0
+        } else {
+            rho0.max(rho_now)
+        };
         let low = |a: f64| {
             let r = (rho_max * rho_max - a * a).max(0.0).sqrt();
             if n == 0 {
@@ -540,7 +622,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             .map(|k| rho_max * 0.02 * k as f64)
             .find(|&a| low(a) >= 0.003)
             .unwrap_or(0.8 * rho_max)
-            .max(if n > 0 { 0.6 * rho_max } else { 0.0 });
+            .max(if n > 0 {
+                rho_max * if steep.is_some() { 0.4 } else { 0.6 }
+            } else {
+                0.0
+            });
         let c = w - d * cone;
         eprintln!(
             "throw {n}: long end {:.1} mm, exit to wraps {:.1} mm, orbit radius {:.1} mm, cone {:.1} mm",
@@ -569,7 +655,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             right.at(tk, hinge, q);
             let w = eye.look(right, left, tk);
             let f = needle_pull(w);
-            *dr += ((KEEP_PULL - f) * 0.002).clamp(-0.0015, 0.0015);
+            *dr += ((keep_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
             *lift += lift_for(needle_low(w));
         };
         // With the long end pulled (after the first throw) the orbit starts at the swage's
@@ -641,7 +727,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         t += 0.3;
         left.at_swage(t, swage, ql, swage_off);
         right.at(t, hinge, q);
-        if n > 0 {
+        if n > 0 && steep.is_none() {
             // 1b. The driver, the wraps on its jaws, goes over to the tail lying on the skin
             // and stands over it, its tip 5.5 mm above the point it will take; the left hand
             // goes along, so the wraps stay on.
@@ -653,12 +739,75 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 jaw,
                 TIP_SHORT + 0.003,
             );
+            // The strand from the knot to the jaws' tip shortens as the jaws pass over the
+            // knot and lengthens beyond it: the hand takes up (and gives back) that length as
+            // it goes, along the long end away from the wraps, and every 0.1 s it feels the
+            // long end and draws it away from the wraps where the pull is under
+            // [`wrapped_pull`] (first, for 0.5 s, it draws the wraps tight so).
+            let mut held = Vec3::zeros();
+            for k in 1..=5 {
+                let tk = t + 0.1 * k as f64;
+                right.at(tk, hinge, q);
+                left.at_swage(tk, swage + held, ql, swage_off);
+                let f = needle_pull(eye.look(&right, &left, tk));
+                let u = (swage + held - (hinge + d * 0.007)).normalize();
+                held += u * ((wrapped_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
+            }
+            t += 0.5;
             let go = h2 - hinge;
-            t += 1.0;
-            hinge = h2;
-            swage += go;
-            right.at(t, hinge, q);
-            left.at_swage(t, swage, ql, swage_off);
+            let (h0, s0) = (hinge, swage);
+            let tip = |h: Vec3| h + d * jaw;
+            let to_knot0 = (tip(h0) - anchor).norm();
+            // `TIE_CARRY=S`: the carry takes S seconds (a development aid; 1 s).
+            let carry: f64 = std::env::var("TIE_CARRY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1.0);
+            let k_n = (carry * 10.0).round().max(1.0) as usize;
+            // `TIE_ROUND=1` or `2` (a development aid): the jaws go round the knot, their tip
+            // at its distance from the knot, for the first 70 % of the carry, then out to the
+            // tail.
+            let round = std::env::var("TIE_ROUND").is_ok();
+            let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+            let (p0, p1) = (flat(tip(h0) - anchor), flat(tip(h2) - anchor));
+            let (a0, a1) = (p0.z.atan2(p0.x), p1.z.atan2(p1.x));
+            let turn = (a1 - a0 + PI).rem_euclid(2.0 * PI) - PI;
+            let along = |s: f64| {
+                if !round {
+                    return h0 + go * s;
+                }
+                let f = (s / 0.7).min(1.0);
+                let g = ((s - 0.7) / 0.3).max(0.0);
+                let a = a0 + turn * f;
+                let r = p0.norm() + (p1.norm() - p0.norm()) * g;
+                let y = tip(h0).y + (tip(h2).y - tip(h0).y) * s;
+                Vec3::new(anchor.x + r * a.cos(), y, anchor.z + r * a.sin()) - d * jaw
+            };
+            for k in 1..=k_n {
+                let s = k as f64 / k_n as f64;
+                let tk = t + carry * s;
+                let go = along(s) - h0;
+                hinge = h0 + go;
+                // Going round, the hand goes round the knot with the jaws (`TIE_ROUND=2`) or
+                // only along.
+                let carried = if std::env::var("TIE_ROUND").is_ok_and(|v| v == "2") {
+                    let a = turn * (s / 0.7).min(1.0);
+                    let rot = Quat::from_axis_angle(&Vec3::y_axis(), -a);
+                    anchor + rot * (s0 - anchor) + Vec3::y() * go.y
+                } else {
+                    s0 + go
+                };
+                let u = (carried - (hinge + d * 0.007)).normalize();
+                swage = carried + held + u * (to_knot0 - (tip(hinge) - anchor).norm());
+                right.at(tk, hinge, q);
+                left.at_swage(tk, swage, ql, swage_off);
+                if k < k_n {
+                    let f = needle_pull(eye.look(&right, &left, tk));
+                    let u = (swage - (hinge + d * 0.007)).normalize();
+                    held += u * ((wrapped_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
+                }
+            }
+            t += carry;
         }
         // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
         // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
@@ -716,11 +865,15 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     (right, left)
 }
 
-/// Load the tie scene.
+/// Load the tie scene: scenes/instrument_tie.toml, or the file `TIE_SCENE` names (a
+/// development aid).
 pub fn scene() -> Scene {
-    // `TIE_SCENE=FILE` ties on another scene (a development aid).
     let path = std::env::var("TIE_SCENE").unwrap_or_else(|_| "scenes/instrument_tie.toml".into());
-    let path = path.as_str();
+    scene_at(&path)
+}
+
+/// Load the tie scene at `path` (from the project root).
+pub fn scene_at(path: &str) -> Scene {
     let text = std::fs::read_to_string(path).expect("run from the project root");
     scene::parse(path, &text, Overrides::default()).expect("scene")
 }
