@@ -332,13 +332,12 @@ fn helical_buckling(n: usize) -> Vec<(f64, f64)> {
     // φ0 settled: it changed less than 1e-4 rad over 5 s of relaxation before 50 s ran out.
     assert!(settled, "n {n}: φ0 still moving after 50 s: {phi_prev}");
     let x = r.positions();
-    let prof = (0..n)
+    (0..n)
         .map(|e| {
             let t = (x[e + 1] - x[e]).normalize();
             ((e as f64 + 0.5) * l, t.x.clamp(-1.0, 1.0).acos())
         })
-        .collect();
-    prof
+        .collect()
 }
 
 #[test]
