@@ -316,3 +316,26 @@ fn fuzz_scene_timeout_f63f71ff_a_pad_at_the_lattice_limit_loads_and_runs() {
             .all(|x| x.iter().all(|v| v.is_finite()))
     );
 }
+
+/// Fuzzing regression (issue #26), `fuzz/artifacts/scene_step/timeout-bc6005d8…`: the
+/// plectoneme at 945 elements (segments 0.42 mm on a rod of radius 1.6 mm, self-contact on).
+/// Self-contact skips only the two nearest segments, so the first pair it kept overlapped on
+/// the straight rod; the stiffness was raised without end, the rod blew up and each step took
+/// seconds (300 steps ran past 300 s). The loader now refuses it, naming the field.
+#[test]
+fn fuzz_scene_timeout_bc6005d8_self_contact_with_segments_shorter_than_the_radius_is_refused() {
+    let path = "tests/fixtures/fuzz/scene-timeout-bc6005d8.toml";
+    let e = scene::load(path, Overrides::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{path}:16:10: rods[0].radius with self_contact = true, the 945 elements"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("use at most 250 elements"), "{e}");
+    // The shipped plectoneme (120 elements, 3.3 mm segments) still loads.
+    scene::load("scenes/plectoneme.toml", Overrides::default()).expect("loads");
+}

@@ -1571,6 +1571,30 @@ fn build_rod(
         }
         Box::new(c)
     });
+    // Self-contact leaves out the DEFAULT_SKIP segments next to each one: with segments
+    // shorter than 2r / DEFAULT_SKIP (the radius), the first pair it keeps overlaps on a
+    // straight rod already, the stiffness is raised step after step and the rod blows up
+    // (a fuzzed plectoneme at 945 elements: minutes a step; issue #26).
+    if dynamics.self_contact {
+        let seg = length / elements as f64;
+        let shortest = 2.0 * params.radius / crate::contact::self_contact::DEFAULT_SKIP as f64;
+        if seg < shortest {
+            let path = if rs.elements.is_some() {
+                at("elements")
+            } else {
+                at("radius")
+            };
+            return Err(ctx.err(
+                &path,
+                format!(
+                    "with self_contact = true, the {elements} elements are {} [m] long, shorter than the rod's radius {} [m]: every segment would touch its own neighbours; use at most {} elements or a thinner rod",
+                    fmt_num(seg),
+                    fmt_num(params.radius),
+                    (length / shortest).floor()
+                ),
+            ));
+        }
+    }
     // Self-contact: the initial IMC stiffness holds the larger of the rod's weight plus its
     // end loads and its bending force scale EI/l² (l the segment length: what a bent rod
     // presses on itself with) at a tenth of the tolerance; Newton raises it as needed.
