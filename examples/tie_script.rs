@@ -79,6 +79,19 @@
 //! orbit is 15.5 mm and the two wraps take 2 × 5.8 mm of it); with the fresh scene's longer
 //! ends on a 3 mm gap the plan's eye had diverged by the end of the first throw.
 //!
+//! Keeping the tail (`TIE_KEEP=1`, the fresh scene, 0.5 N kept): the right driver does not
+//! let go after the first throw but turns, the tail in its jaws, to lie along the wound tilted
+//! 45° down (`TIE_TILT`), its wraps' point 6 mm to the tail's side of the knot and 12 mm up
+//! (`TIE_KX`, `TIE_KH` [mm]), and the second wraps go on those jaws (slid off the tip onto the
+//! tail as the driver backs out: no let-go, no re-aim, no carry). It fails before the wraps:
+//! bringing the tip from 33 mm to 15 mm from the knot in 1.2 s pushes the stiff tail into the
+//! loose first throw (gap 0.16 → 0.40 mm), and the long end, slack on the approach to the orbit,
+//! lets it go (0.98 mm, the wound's rest, at 11.9 s; the trefoil is the unknot at 13.7 s with
+//! `TIE_SENSE=1`; with `-1` the solver blows up at 12.7 s). Kept at the tail's own length from
+//! the knot the jaws are out of the long end's reach (34.6 mm of it against 33 mm to the tip).
+//! So the tail is best let go and taken again nearer the knot, the long end kept taut from
+//! the knot on the straight line before it catches on the jaws.
+//!
 //! Next: look (`--sketch`, `TIE_DETAIL`) at where on the post the wraps sit and how they leave
 //! it in the carry round the knot (over the tip, or unwound by the turning strand from the
 //! knot); wrap higher up the jaws, or tilt the post's tip away from the knot as it goes; or
@@ -94,7 +107,7 @@
 //! T1 [s]. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
 //! the left hand keeps [N]), `TIE_PULL2=N` (the pull while the wraps are carried to the tail
 //! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_ROUND=1|2`, `TIE_POST=tail`,
-//! `TIE_STEEP=DEG` (above).
+//! `TIE_STEEP=DEG`, `TIE_KEEP=1` with `TIE_SENSE`, `TIE_TILT`, `TIE_KX`, `TIE_KH` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -477,8 +490,75 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .map(f64::to_radians);
+    // `TIE_KEEP=1`: the right driver keeps the tail between throws (the later throws' wraps
+    // go on its jaws as they hold it).
+    let keep = std::env::var("TIE_KEEP").is_ok();
+    let env_f = |k: &str, v: f64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .unwrap_or(v)
+    };
     for (n, &(sense, wraps)) in throws.iter().take(upto).enumerate() {
-        if n > 0 {
+        let sense = if n > 0 {
+            sense * env_f("TIE_SENSE", 1.0)
+        } else {
+            sense
+        };
+        if n > 0 && keep {
+            // 5'. The driver keeps the tail and turns to lie along the wound, tilted down
+            // toward the skin, its jaws over the tail's side of the knot; the left hand keeps
+            // the long end pulled meanwhile and turns the needle flat, then out.
+            let knot = Vec3::new(0.0, 0.001, 0.0);
+            let felt = needle_pull(eye.look(&right, &left, t));
+            eprintln!("throw {n}: the long end pulls {felt:.2} N as the last throw is laid");
+            let x = eye.look(&right, &left, t).rods[0].positions();
+            let flat_xz = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+            let side = flat_xz(x[g_node] - knot).normalize();
+            let beta = env_f("TIE_TILT", 45.0).to_radians();
+            let dk = Vec3::new(0.0, -beta.sin(), beta.cos());
+            let w = knot
+                + side * env_f("TIE_KX", 6.0) * 1e-3
+                + Vec3::y() * env_f("TIE_KH", 12.0) * 1e-3;
+            let xo = q * Vec3::x();
+            let xo = (xo - dk * xo.dot(&dk)).normalize();
+            let q2 = suture::math::rotation_from_matrix(&suture::math::Mat3::from_columns(&[
+                xo,
+                dk.cross(&xo),
+                dk,
+            ]));
+            let h2 = w - dk * 0.007;
+            let mid = t + 0.6;
+            right.at(t + 1.2, h2, q2);
+            swage = taut(
+                eye,
+                (&mut right, &mut left),
+                (t, mid),
+                swage,
+                knot,
+                (flat_q, swage_off),
+            );
+            swage = taut(
+                eye,
+                (&mut right, &mut left),
+                (mid, t + 1.2),
+                swage,
+                knot,
+                (out_q, swage_off),
+            );
+            t += 1.2;
+            ql = out_q;
+            (hinge, q) = (h2, q2);
+            let x = eye.look(&right, &left, t).rods[0].positions();
+            anchor = knot;
+            let half = x.len() / 2;
+            long = length_from(&x[half..], &anchor);
+            eprintln!(
+                "throw {n}: kept tail, hinge {:?} mm, swage {:?} mm",
+                (hinge * 1e3).map(|c| c.round()).as_slice(),
+                (swage * 1e3).map(|c| c.round()).as_slice()
+            );
+        } else if n > 0 {
             // 5. The driver lets go of the tail where the last throw left it (low, across the
             // wound), backs up and closes its jaws; the left hand keeps the long end pulled
             // meanwhile (the first throw holds only while it is) and turns the needle flat.
@@ -595,8 +675,12 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // wraps (the long end kept taut), and the hand draws it out by up to 3 mm as it feels
         // the long end: the needle, carried rigidly at the left hand's orientation, must stay
         // 3 mm over the skin on the widest of those circles.
-        let rho_now = (swage - w).norm();
-        let rho_max = if n == 0 || steep.is_some() {
+        let rho_now = if n > 0 && keep {
+            rho0
+        } else {
+            (swage - w).norm()
+        };
+        let rho_max = if n == 0 || steep.is_some() || keep {
             rho0
         } else {
             rho0.max(rho_now)
@@ -622,7 +706,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             .map(|k| rho_max * 0.02 * k as f64)
             .find(|&a| low(a) >= 0.003)
             .unwrap_or(0.8 * rho_max)
-            .max(if n > 0 {
+            .max(if n > 0 && !keep {
                 rho_max * if steep.is_some() { 0.4 } else { 0.6 }
             } else {
                 0.0
@@ -662,6 +746,20 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // distance from the wraps, and reaches the taut radius where the strand catches on
         // the jaws; before the catch the strand runs straight from the knot to the swage, and
         // a move to the taut radius would slacken it.
+        // With the tail kept, before the long end catches on the jaws it runs straight from
+        // the knot to the swage: the radius that keeps that straight strand just taut.
+        let pre_rho = |th: f64| {
+            let (mut lo, mut hi) = (cone + 1e-4, 0.2);
+            for _ in 0..60 {
+                let m = 0.5 * (lo + hi);
+                if (on(th, m) - exit).norm() < long + SLACK {
+                    lo = m
+                } else {
+                    hi = m
+                }
+            }
+            lo.max(rho0)
+        };
         if feel {
             let from = swage;
             for k in 1..=5 {
@@ -669,7 +767,10 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 let s = k as f64 / 5.0;
                 left.at_swage(
                     tk,
-                    from + (on(th0, rho_now + dr) + Vec3::y() * lift - from) * s,
+                    from + (on(th0, if keep { pre_rho(th0) } else { rho_now } + dr)
+                        + Vec3::y() * lift
+                        - from)
+                        * s,
                     ql,
                     swage_off,
                 );
@@ -690,7 +791,9 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let sweep = to_hook + 2.0 * PI * wraps as f64 + 0.5 * PI;
         let per_wrap = 2.0 * PI * (r0.spec.jaw_radius + 0.00012);
         let rho = |a: f64| {
-            if feel && a < to_hook {
+            if keep && n > 0 && a < to_hook {
+                pre_rho(th0 + sense * a)
+            } else if feel && a < to_hook {
                 rho_now + (rho0 - rho_now) * a / to_hook
             } else {
                 rho0 - per_wrap * ((a - to_hook) / (2.0 * PI)).max(0.0)
@@ -727,7 +830,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         t += 0.3;
         left.at_swage(t, swage, ql, swage_off);
         right.at(t, hinge, q);
-        if n > 0 && steep.is_none() {
+        if n > 0 && steep.is_none() && !keep {
             // 1b. The driver, the wraps on its jaws, goes over to the tail lying on the skin
             // and stands over it, its tip 5.5 mm above the point it will take; the left hand
             // goes along, so the wraps stay on.
@@ -809,36 +912,38 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             }
             t += carry;
         }
-        // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
-        // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
-        // 2.5 mm inside the tip, and closes on it. The long end goes along.
-        right.press(t);
-        t += 0.3;
-        right.at(t, hinge, q);
-        left.at_swage(t, swage, ql, swage_off);
-        for _ in 0..2 {
-            let world = eye.look(&right, &left, t);
-            let Some(go) = tail_offset(world, jaw - 0.0025) else {
-                eprintln!("{t:.2} s: the tail is not ahead of the jaws");
-                break;
-            };
-            t += 0.4;
-            hinge += go;
-            swage += go;
+        if !(n > 0 && keep) {
+            // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
+            // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
+            // 2.5 mm inside the tip, and closes on it. The long end goes along.
+            right.press(t);
+            t += 0.3;
+            right.at(t, hinge, q);
+            left.at_swage(t, swage, ql, swage_off);
+            for _ in 0..2 {
+                let world = eye.look(&right, &left, t);
+                let Some(go) = tail_offset(world, jaw - 0.0025) else {
+                    eprintln!("{t:.2} s: the tail is not ahead of the jaws");
+                    break;
+                };
+                t += 0.4;
+                hinge += go;
+                swage += go;
+                right.at(t, hinge, q);
+                left.at_swage(t, swage, ql, swage_off);
+            }
+            right.press(t);
+            t += 0.3;
             right.at(t, hinge, q);
             left.at_swage(t, swage, ql, swage_off);
         }
-        right.press(t);
-        t += 0.3;
-        right.at(t, hinge, q);
-        left.at_swage(t, swage, ql, swage_off);
         // 3. The driver backs out along its jaws, drawing the tail through the wraps, which
         // the long end holds back so they slide off the tip onto it.
         t += 1.5;
         right.at(t, hinge - d * 0.022, q);
         // (With the driver upright the long end must leave the wraps downward to hold them
         // back: the left hand goes down near the skin and out.)
-        let back = if n > 0 {
+        let back = if n > 0 && !keep {
             let out = Vec3::new(swage.x - hinge.x, 0.0, swage.z - hinge.z).normalize();
             Vec3::new(swage.x, 0.003, swage.z) + out * 0.005
         } else {
