@@ -90,7 +90,12 @@
 //! `TIE_SENSE=1`; with `-1` the solver blows up at 12.7 s). Kept at the tail's own length from
 //! the knot the jaws are out of the long end's reach (34.6 mm of it against 33 mm to the tip).
 //! So the tail is best let go and taken again nearer the knot, the long end kept taut from
-//! the knot on the straight line before it catches on the jaws.
+//! the knot on the straight line before it catches on the jaws. That last part alone (with
+//! `TIE_KEEP` or `TIE_STEEP`, the orbit's radius before the catch is the one that keeps the
+//! straight strand from the knot 2 mm past its length) does not save `TIE_STEEP`: at 70° the
+//! gap goes 0.29 → 0.61 → 1.02 mm from 12.8 s to 14.0 s as the orbit begins (unknot at
+//! 14.0 s), at 55° 0.34 → 0.90 mm by 13.2 s. The hand feels the long end every 0.1 s and moves
+//! at most 1.5 mm on it: too slow for the pull the throw needs as the strand swings over.
 //!
 //! Next: look (`--sketch`, `TIE_DETAIL`) at where on the post the wraps sit and how they leave
 //! it in the carry round the knot (over the tip, or unwound by the turning strand from the
@@ -746,6 +751,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // distance from the wraps, and reaches the taut radius where the strand catches on
         // the jaws; before the catch the strand runs straight from the knot to the swage, and
         // a move to the taut radius would slacken it.
+        let taut_pre = n > 0 && (keep || steep.is_some());
         // With the tail kept, before the long end catches on the jaws it runs straight from
         // the knot to the swage: the radius that keeps that straight strand just taut.
         let pre_rho = |th: f64| {
@@ -767,7 +773,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 let s = k as f64 / 5.0;
                 left.at_swage(
                     tk,
-                    from + (on(th0, if keep { pre_rho(th0) } else { rho_now } + dr)
+                    from + (on(th0, if taut_pre { pre_rho(th0) } else { rho_now } + dr)
                         + Vec3::y() * lift
                         - from)
                         * s,
@@ -791,7 +797,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let sweep = to_hook + 2.0 * PI * wraps as f64 + 0.5 * PI;
         let per_wrap = 2.0 * PI * (r0.spec.jaw_radius + 0.00012);
         let rho = |a: f64| {
-            if keep && n > 0 && a < to_hook {
+            if taut_pre && a < to_hook {
                 pre_rho(th0 + sense * a)
             } else if feel && a < to_hook {
                 rho_now + (rho0 - rho_now) * a / to_hook
