@@ -97,6 +97,19 @@
 //! 14.0 s), at 55° 0.34 → 0.90 mm by 13.2 s. The hand feels the long end every 0.1 s and moves
 //! at most 1.5 mm on it: too slow for the pull the throw needs as the strand swings over.
 //!
+//! Taking the tail again near the knot (`TIE_POST=grip`; `TIE_GRIP` [mm] from the knot, 11;
+//! `TIE_GTILT` [°] from the skin, 75; `TIE_LIFT` [mm], 8): after the let-go the open driver
+//! comes down on the tail lying on the skin, closes on it 10.1 mm from the knot (the tail
+//! 1.5 mm inside the tip, the tip leaning toward the knot) and lifts it 8 mm; the wraps go on
+//! those jaws (orbit radius 27 mm), which then back out upward so they slide down onto the
+//! tail. The first throw holds through all of that (a trefoil, the gap 0.31 mm at 12.3 s and
+//! −0.02 mm at 14.1 s: the lift pulls the tail away from the knot, unlike `TIE_KEEP`'s push).
+//! It fails on the orbit: from 14.7 s every step reaches the iteration cap (300 in every
+//! 0.3 s; the long end pinched between the jaws and the tail they hold), the long end never
+//! stays wrapped, and as the driver backs out the first throw comes undone (`TIE_SENSE=1`:
+//! the unknot at 17.1 s; `-1`: 17.7 s, a single throw again at 19.8 s; no second throw). The
+//! winding number printed is about the jaws and counts the held tail too: read it with care.
+//!
 //! Next: look (`--sketch`, `TIE_DETAIL`) at where on the post the wraps sit and how they leave
 //! it in the carry round the knot (over the tip, or unwound by the turning strand from the
 //! knot); wrap higher up the jaws, or tilt the post's tip away from the knot as it goes; or
@@ -112,7 +125,8 @@
 //! T1 [s]. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
 //! the left hand keeps [N]), `TIE_PULL2=N` (the pull while the wraps are carried to the tail
 //! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_ROUND=1|2`, `TIE_POST=tail`,
-//! `TIE_STEEP=DEG`, `TIE_KEEP=1` with `TIE_SENSE`, `TIE_TILT`, `TIE_KX`, `TIE_KH` (above).
+//! `TIE_STEEP=DEG`, `TIE_KEEP=1` with `TIE_SENSE`, `TIE_TILT`, `TIE_KX`, `TIE_KH`,
+//! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -510,6 +524,8 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         } else {
             sense
         };
+        // The later throws' wraps go on the jaws holding the tail (`TIE_KEEP`, `TIE_POST=grip`).
+        let gripped = n > 0 && (keep || std::env::var("TIE_POST").is_ok_and(|v| v == "grip"));
         if n > 0 && keep {
             // 5'. The driver keeps the tail and turns to lie along the wound, tilted down
             // toward the skin, its jaws over the tail's side of the knot; the left hand keeps
@@ -583,14 +599,19 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 (flat_q, swage_off),
             );
             t += 0.9;
+            // `TIE_POST=grip` (a development aid): the driver takes the tail again near the
+            // knot and lifts it; the wraps go on its jaws as they hold it (no carry).
+            let grip = std::env::var("TIE_POST").is_ok_and(|v| v == "grip");
             // The jaws close again, clear of the strand: the next wraps go on closed jaws.
-            right.press(t);
+            if !grip {
+                right.press(t);
+            }
             // The driver stands upright over the long end, beside it 10 mm from the knot, its
             // tip just over the skin: a post the left hand wraps the long end round, from the
             // long end's own side, so the long end keeps pulling the knot along the skin the
             // way the first throw was laid (it holds only while it is pulled so). The jaws
             // are turned now as they will take the tail (opening across it).
-            let x = eye.look(&right, &left, t).rods[0].positions();
+            let x = eye.look(&right, &left, t).rods[0].positions().to_vec();
             let down = -Vec3::y();
             let (_, q2) = aim(
                 x[g_node],
@@ -639,19 +660,55 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 }
                 None => (Vec3::new(post.x, POST_TIP + jaw, post.z), q2),
             };
-            right.at(t + 0.8, h2 + Vec3::new(0.0, 0.008, 0.0), q2);
-            right.at(t + 1.3, h2, q2);
-            swage = taut(
-                eye,
-                (&mut right, &mut left),
-                (t, t + 1.3),
-                swage,
-                knot,
-                (out_q, swage_off),
-            );
-            t += 1.3;
-            ql = out_q;
-            (hinge, q) = (h2, q2);
+            if grip {
+                let gd = env_f("TIE_GRIP", 11.0) * 1e-3;
+                let gi = (0..x.len() / 2)
+                    .find(|&i| flat_xz(x[i] - knot).norm() <= gd)
+                    .unwrap_or(g_node)
+                    .max(1);
+                let tan = x[gi + 1] - x[gi - 1];
+                let tilt = env_f("TIE_GTILT", 75.0).to_radians();
+                let v = flat_xz(x[gi] - knot).normalize();
+                let ds = -v * tilt.cos() - Vec3::y() * tilt.sin();
+                let (h_above, q2) = aim(x[gi], tan, ds, jaw, 0.006);
+                let (h_at, _) = aim(x[gi], tan, ds, jaw, -0.0015);
+                let lift = Vec3::y() * env_f("TIE_LIFT", 8.0) * 1e-3;
+                right.at(t + 0.8, h_above + Vec3::y() * 0.004, q2);
+                right.at(t + 1.2, h_above, q2);
+                right.at(t + 1.6, h_at, q2);
+                right.press(t + 1.6);
+                right.at(t + 1.9, h_at, q2);
+                right.at(t + 2.5, h_at + lift, q2);
+                swage = taut(
+                    eye,
+                    (&mut right, &mut left),
+                    (t, t + 2.5),
+                    swage,
+                    knot,
+                    (out_q, swage_off),
+                );
+                t += 2.5;
+                ql = out_q;
+                (hinge, q) = (h_at + lift, q2);
+                eprintln!(
+                    "throw {n}: grip node {gi} at {:.1} mm from the knot",
+                    flat_xz(x[gi] - knot).norm() * 1e3
+                );
+            } else {
+                right.at(t + 0.8, h2 + Vec3::new(0.0, 0.008, 0.0), q2);
+                right.at(t + 1.3, h2, q2);
+                swage = taut(
+                    eye,
+                    (&mut right, &mut left),
+                    (t, t + 1.3),
+                    swage,
+                    knot,
+                    (out_q, swage_off),
+                );
+                t += 1.3;
+                ql = out_q;
+                (hinge, q) = (h2, q2);
+            }
             let x = eye.look(&right, &left, t).rods[0].positions();
             // The long end now leaves the knot on the wound.
             anchor = Vec3::new(0.0, 0.001, 0.0);
@@ -680,12 +737,8 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // wraps (the long end kept taut), and the hand draws it out by up to 3 mm as it feels
         // the long end: the needle, carried rigidly at the left hand's orientation, must stay
         // 3 mm over the skin on the widest of those circles.
-        let rho_now = if n > 0 && keep {
-            rho0
-        } else {
-            (swage - w).norm()
-        };
-        let rho_max = if n == 0 || steep.is_some() || keep {
+        let rho_now = if gripped { rho0 } else { (swage - w).norm() };
+        let rho_max = if n == 0 || steep.is_some() || gripped {
             rho0
         } else {
             rho0.max(rho_now)
@@ -711,7 +764,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             .map(|k| rho_max * 0.02 * k as f64)
             .find(|&a| low(a) >= 0.003)
             .unwrap_or(0.8 * rho_max)
-            .max(if n > 0 && !keep {
+            .max(if n > 0 && !gripped {
                 rho_max * if steep.is_some() { 0.4 } else { 0.6 }
             } else {
                 0.0
@@ -751,7 +804,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // distance from the wraps, and reaches the taut radius where the strand catches on
         // the jaws; before the catch the strand runs straight from the knot to the swage, and
         // a move to the taut radius would slacken it.
-        let taut_pre = n > 0 && (keep || steep.is_some());
+        let taut_pre = gripped || (n > 0 && steep.is_some());
         // With the tail kept, before the long end catches on the jaws it runs straight from
         // the knot to the swage: the radius that keeps that straight strand just taut.
         let pre_rho = |th: f64| {
@@ -836,7 +889,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         t += 0.3;
         left.at_swage(t, swage, ql, swage_off);
         right.at(t, hinge, q);
-        if n > 0 && steep.is_none() && !keep {
+        if n > 0 && steep.is_none() && !gripped {
             // 1b. The driver, the wraps on its jaws, goes over to the tail lying on the skin
             // and stands over it, its tip 5.5 mm above the point it will take; the left hand
             // goes along, so the wraps stay on.
@@ -918,7 +971,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             }
             t += carry;
         }
-        if !(n > 0 && keep) {
+        if !gripped {
             // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
             // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
             // 2.5 mm inside the tip, and closes on it. The long end goes along.
