@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod cli;
-use cli::{DeviceArg, parse_devices, parse_frame_interval, parse_seconds, parse_speed, parse_time};
+use cli::{
+    DeviceArg, parse_devices, parse_frame_interval, parse_seconds, parse_speed, parse_time,
+    parse_trainee,
+};
 use suture::scene::ModelName;
 
 #[derive(Parser)]
@@ -98,6 +101,10 @@ enum Command {
         /// Do not record the session.
         #[arg(long)]
         no_record: bool,
+        /// The trainee's id, recorded with the session (assessment groups sessions by it):
+        /// 1 to 64 letters, digits, '-', '_', '.' or '@'.
+        #[arg(long, value_name = "ID", value_parser = parse_trainee)]
+        trainee: Option<String>,
         /// Run the haptic and physics loops at normal priority (by default they ask for
         /// SCHED_FIFO 80 and 70, which needs root, CAP_SYS_NICE or an rtprio limit; refused,
         /// they run at normal priority and the run says so).
@@ -214,6 +221,7 @@ fn main() -> ExitCode {
         shot_at: 0.5,
         record: None,
         no_record: false,
+        trainee: None,
         no_realtime: false,
     });
     match command {
@@ -228,6 +236,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            trainee,
             no_realtime,
         } => cli::run::run(cli::run::RunArgs {
             scene,
@@ -240,6 +249,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            trainee: trainee.unwrap_or_default(),
             no_realtime,
         }),
         Command::Replay {

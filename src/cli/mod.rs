@@ -125,6 +125,10 @@ pub enum ArgError {
     /// A frame interval outside (0, 60] s (or not finite).
     #[error("must be in (0, 60] s of simulated time, got {0}")]
     FrameInterval(f64),
+    /// A trainee id that is empty, too long or has other characters than letters, digits,
+    /// `-`, `_`, `.` and `@`.
+    #[error("must be 1 to 64 letters, digits, '-', '_', '.' or '@', got \"{0}\"")]
+    Trainee(String),
     /// Not a number.
     #[error(transparent)]
     Number(#[from] std::num::ParseFloatError),
@@ -234,5 +238,18 @@ pub fn parse_frame_interval(s: &str) -> Result<f64, ArgError> {
     match s.parse::<f64>()? {
         v if v > 0.0 && v <= 60.0 => Ok(v),
         v => Err(ArgError::FrameInterval(v)),
+    }
+}
+
+/// clap value parser: a trainee id, 1 to 64 ASCII letters, digits, `-`, `_`, `.` or `@` (it
+/// names the trainee in the session library and in file names of the cohort report).
+pub fn parse_trainee(s: &str) -> Result<String, ArgError> {
+    let ok = (1..=64).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(ArgError::Trainee(s.to_string()))
     }
 }
