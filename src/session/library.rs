@@ -732,3 +732,60 @@ fn read_benchmark(c: &Connection, task: &str) -> rusqlite::Result<Option<Benchma
         thresholds,
     }))
 }
+
+/// Seconds since the Unix epoch at 00:00 UTC of a proleptic Gregorian day (Howard Hinnant's
+/// days-from-civil algorithm); None for a month or day out of range.
+pub fn unix_of_date(y: i64, m: u32, d: u32) -> Option<f64> {
+    let days_in = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if !(1..=12).contains(&m) {
+        return None;
+    }
+    let dmax = days_in[m as usize - 1] + u32::from(m == 2 && leap);
+    if !(1..=dmax).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) as f64 * 86_400.0)
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) of a time [s since the Unix epoch] (civil-from-days).
+pub fn date_of_unix(t: f64) -> String {
+    let secs = t.floor() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        // 2024-02-29 is day 19782 since the epoch (1 709 164 800 s).
+        assert_eq!(unix_of_date(2024, 2, 29), Some(1_709_164_800.0));
+        assert_eq!(unix_of_date(1970, 1, 1), Some(0.0));
+        assert_eq!(unix_of_date(2023, 2, 29), None);
+        assert_eq!(unix_of_date(2023, 13, 1), None);
+        assert_eq!(date_of_unix(1_709_164_800.0 + 3_723.0), "2024-02-29 01:02");
+        assert_eq!(date_of_unix(0.0), "1970-01-01 00:00");
+    }
+}

@@ -6,6 +6,7 @@
 
 pub mod assess;
 pub mod benchmark;
+pub mod cohort;
 pub mod export;
 pub mod format;
 pub mod frames;
