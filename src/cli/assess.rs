@@ -178,7 +178,14 @@ fn assess_one(
     let lib = lib.as_mut().expect("opened");
     let hash = suture::session::library::content_hash(&bytes);
     drop(bytes);
-    lib.store(&hash, f, &rec, &m, &report.to_string_lossy())?;
+    lib.store(
+        &hash,
+        f,
+        &rec,
+        &m,
+        &report.to_string_lossy(),
+        super::lab::now_unix(),
+    )?;
     super::lab::print_marks(f, lib, &hash);
     Ok(m)
 }

@@ -8,6 +8,13 @@ use std::process::ExitCode;
 use suture::session::benchmark::Direction;
 use suture::session::library::{self, Filter, Library};
 
+/// The wall clock [s since the Unix epoch].
+pub fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 fn open(db: &str) -> Result<Library, ExitCode> {
     Library::open(Path::new(db)).map_err(|e| {
         eprintln!("error: --db {e}");
@@ -128,7 +135,7 @@ pub fn benchmark(files: &[String], db: &str, consecutive: u32) -> ExitCode {
             }
         }
     }
-    let b = match lib.set_benchmark(&experts, consecutive) {
+    let b = match lib.set_benchmark(&experts, consecutive, now_unix()) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");

@@ -251,12 +251,6 @@ pub struct Library {
     path: PathBuf,
 }
 
-fn now_unix() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 impl Library {
     /// Open the library at `path`, creating it (and its schema) if absent.
     pub fn open(path: &Path) -> Result<Library, LibraryError> {
@@ -320,8 +314,9 @@ impl Library {
     }
 
     /// Store an assessed session (insert, or update the rows of the same recording), its
-    /// metrics, events and, if its task has a benchmark, its marks: one transaction. Returns
-    /// whether the recording was already in the library.
+    /// metrics, events and, if its task has a benchmark, its marks: one transaction. `now`:
+    /// the time of the assessment [s since the Unix epoch] (the caller reads the clock).
+    /// Returns whether the recording was already in the library.
     pub fn store(
         &mut self,
         hash: &str,
@@ -329,6 +324,7 @@ impl Library {
         rec: &Recording,
         m: &Metrics,
         report: &str,
+        now: f64,
     ) -> Result<bool, LibraryError> {
         let path = self.path.clone();
         let sql = |source| LibraryError::Sql {
@@ -364,7 +360,7 @@ impl Library {
                 rec.header.trainee,
                 task,
                 rec.header.started_unix,
-                now_unix(),
+                now,
                 m.duration,
                 m.score,
                 m.complete,
@@ -493,13 +489,14 @@ impl Library {
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
 
-    /// Build a task's benchmark from expert sessions (their content hashes; `files` names
-    /// them for errors), store it, mark them as the task's experts and re-mark every session
-    /// of the task: one transaction.
+    /// Build a task's benchmark from expert sessions ((file, content hash) each; the file
+    /// names it in errors), store it, mark them as the task's experts and re-mark every
+    /// session of the task: one transaction. `now`: when [s since the Unix epoch].
     pub fn set_benchmark(
         &mut self,
         experts: &[(String, String)],
         consecutive: u32,
+        now: f64,
     ) -> Result<Benchmark, LibraryError> {
         let path = self.path.clone();
         let sql = |source| LibraryError::Sql {
@@ -558,7 +555,7 @@ impl Library {
                 consecutive,
                 benchmark::RULE,
                 serde_json::to_string(&hashes).expect("strings"),
-                now_unix()
+                now
             ],
         )
         .map_err(sql)?;
