@@ -243,4 +243,17 @@ fn print_metrics(f: &str, m: &Metrics) {
         },
         if m.complete { "" } else { " (incomplete)" }
     );
+    if m.tools.len() > 1 {
+        let each: Vec<String> = m
+            .tools
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} hand path {:.3} m, idle {:.1} s",
+                    t.hand, t.path_length, t.idle_time
+                )
+            })
+            .collect();
+        println!("{f}: {}", each.join("; "));
+    }
 }
