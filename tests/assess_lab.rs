@@ -258,7 +258,17 @@ fn a_synthetic_lab_through_the_library_the_benchmark_and_the_cohort_dashboard() 
 
     // Re-assessing a recording updates its rows: still 20 sessions, 180 metrics.
     let again = files[7].path.as_path();
-    ok(&mut assess(&[again], &out, &db));
+    assert_eq!(
+        (files[7].trainee.as_str(), files[7].attempt),
+        ("trainee-a", 3)
+    );
+    let said = ok(&mut assess(&[again], &out, &db));
+    assert!(
+        said.contains(
+            "benchmark: 9/9 metrics pass; trainee-a attempt 3 of 5: proficient at attempt 4"
+        ),
+        "{said}"
+    );
     assert_eq!(count(&c, "SELECT COUNT(*) FROM sessions"), 20);
     assert_eq!(count(&c, "SELECT COUNT(*) FROM metrics"), 180);
     assert_eq!(count(&c, "SELECT COUNT(*) FROM marks"), 180);
@@ -369,7 +379,7 @@ fn read_png(p: &Path) -> (u32, u32, Vec<[u8; 3]>) {
 }
 
 /// Two `suture assess` processes writing one library at once, their files overlapping: every
-/// session, metric and event is there once.
+/// session, metric and event is there once. Then one killed mid-run loses nothing committed.
 #[test]
 fn two_assess_processes_writing_one_library_lose_nothing() {
     let tmp = Tmp::new("concurrent");
@@ -405,6 +415,41 @@ fn two_assess_processes_writing_one_library_lose_nothing() {
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
+
+    // Killed mid-run (SIGKILL once a first session is in): the library is whole, every
+    // session in it has all its metrics (a session is one transaction), and assessing again
+    // completes it.
+    let db = tmp.0.join("killed.sqlite");
+    let mut p = assess(&paths, &tmp.0.join("k"), &db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = 0;
+    while seen == 0 && p.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        if let Ok(c) = rusqlite::Connection::open(&db) {
+            seen = c
+                .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+                .unwrap_or(0);
+        }
+    }
+    let killed = p.try_wait().unwrap().is_none();
+    let _ = p.kill();
+    let _ = p.wait();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let n = count(&c, "SELECT COUNT(*) FROM sessions");
+    println!("killed mid-run: {killed}, {n} sessions committed before");
+    assert_eq!(count(&c, "SELECT COUNT(*) FROM metrics"), 9 * n);
+    drop(c);
+    ok(&mut assess(&paths, &tmp.0.join("k"), &db));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(count(&c, "SELECT COUNT(*) FROM sessions"), 20);
+    assert_eq!(count(&c, "SELECT COUNT(*) FROM metrics"), 180);
 }
 
 /// Bad input: a clear error naming the file or the argument, exit 2, no panic.

@@ -186,7 +186,8 @@ fn assess_one(
         &report.to_string_lossy(),
         super::lab::now_unix(),
     )?;
-    super::lab::print_marks(f, lib, &hash);
+    let task = suture::session::library::task_of(&rec);
+    super::lab::print_marks(f, lib, &hash, &task, &rec.header.trainee);
     Ok(m)
 }
 

@@ -24,11 +24,34 @@ fn open(db: &str) -> Result<Library, ExitCode> {
 
 /// After `assess` stored a session: its marks against its task's benchmark and the trainee's
 /// proficiency, one line on stdout (nothing without a benchmark).
-pub fn print_marks(f: &str, lib: &Library, hash: &str) {
+pub fn print_marks(f: &str, lib: &Library, hash: &str, task: &str, trainee: &str) {
     let Ok(marks) = lib.marks(hash) else { return };
     if marks.is_empty() {
         return;
     }
+    // Where this session stands in its trainee's attempts (an expert's is none of them).
+    let standing = lib
+        .progress(task)
+        .ok()
+        .and_then(|all| all.into_iter().find(|p| p.trainee == trainee))
+        .and_then(|p| {
+            let k = p.attempts.iter().position(|a| a.session.hash == hash)? + 1;
+            let n = lib.benchmark(task).ok()??.consecutive;
+            Some(format!(
+                "; {} attempt {k} of {}: {}",
+                if trainee.is_empty() {
+                    "(no trainee id)"
+                } else {
+                    trainee
+                },
+                p.attempts.len(),
+                match p.proficient_at {
+                    Some(at) => format!("proficient at attempt {at}"),
+                    None => format!("not yet proficient ({n} all-pass attempts in a row needed)"),
+                }
+            ))
+        })
+        .unwrap_or_default();
     let failed: Vec<String> = marks
         .iter()
         .filter(|m| !m.3)
@@ -39,7 +62,7 @@ pub fn print_marks(f: &str, lib: &Library, hash: &str) {
         .collect();
     let passed = marks.len() - failed.len();
     println!(
-        "{f}: benchmark: {passed}/{} metrics pass{}",
+        "{f}: benchmark: {passed}/{} metrics pass{}{standing}",
         marks.len(),
         if failed.is_empty() {
             String::new()
