@@ -158,11 +158,15 @@ impl Threshold {
 /// A session's benchmarked values by metric name (a metric it lacks is absent).
 pub type Values = std::collections::BTreeMap<String, f64>;
 
-/// The values of [`METRICS`] a session has.
+/// The values of [`METRICS`] a session has (a value that is not finite counts as missing).
 pub fn values(m: &Metrics) -> Values {
     METRICS
         .iter()
-        .filter_map(|d| (d.value)(m).map(|v| (d.name.to_string(), v)))
+        .filter_map(|d| {
+            (d.value)(m)
+                .filter(|v| v.is_finite())
+                .map(|v| (d.name.to_string(), v))
+        })
         .collect()
 }
 

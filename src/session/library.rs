@@ -35,10 +35,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     file TEXT NOT NULL,
     trainee TEXT NOT NULL,
     task TEXT NOT NULL,
-    started_unix REAL NOT NULL,
+    started_unix REAL,
     assessed_unix REAL NOT NULL,
-    duration_s REAL NOT NULL,
-    score REAL NOT NULL,
+    duration_s REAL,
+    score REAL,
     complete INTEGER NOT NULL,
     knot TEXT,
     knot_throws TEXT NOT NULL,
@@ -151,7 +151,8 @@ pub struct Session {
     pub trainee: String,
     /// Task.
     pub task: String,
-    /// When the attempt started [s since the Unix epoch].
+    /// When the attempt started [s since the Unix epoch] (NaN: the recording's was not a
+    /// finite number; so for `duration` and `score`).
     pub started_unix: f64,
     /// When it was last assessed [s since the Unix epoch].
     pub assessed_unix: f64,
@@ -243,6 +244,12 @@ pub fn task_of(rec: &Recording) -> String {
     Path::new(&rec.header.scene_path)
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+}
+
+/// A value SQLite can store (it has no NaN: a value that is not finite is stored as NULL and
+/// reads back as NaN).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 /// The session library at a path.
@@ -359,14 +366,14 @@ impl Library {
                 file,
                 rec.header.trainee,
                 task,
-                rec.header.started_unix,
+                finite(rec.header.started_unix),
                 now,
-                m.duration,
-                m.score,
+                finite(m.duration),
+                finite(m.score),
                 m.complete,
                 m.knot,
                 super::assess::describe_throws(&m.knot_throws),
-                m.knot_gap_mm,
+                m.knot_gap_mm.and_then(finite),
                 m.knot_analysis,
                 report,
                 serde_json::to_string(m).expect("plain data"),
@@ -431,10 +438,10 @@ impl Library {
                     file: r.get(1)?,
                     trainee: r.get(2)?,
                     task: r.get(3)?,
-                    started_unix: r.get(4)?,
+                    started_unix: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
                     assessed_unix: r.get(5)?,
-                    duration: r.get(6)?,
-                    score: r.get(7)?,
+                    duration: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
+                    score: r.get::<_, Option<f64>>(7)?.unwrap_or(f64::NAN),
                     complete: r.get(8)?,
                     knot: r.get(9)?,
                     knot_throws: r.get(10)?,
@@ -509,7 +516,11 @@ impl Library {
             .map_err(sql)?;
         let mut tasks: Vec<String> = Vec::new();
         let mut values = Vec::new();
-        for (file, hash) in experts {
+        // The same recording given twice (two paths, or twice one) counts once.
+        let mut seen = std::collections::BTreeSet::new();
+        let experts: Vec<&(String, String)> =
+            experts.iter().filter(|(_, h)| seen.insert(h)).collect();
+        for (file, hash) in experts.iter().copied() {
             let task: Option<String> = tx
                 .query_row("SELECT task FROM sessions WHERE hash = ?1", [hash], |r| {
                     r.get(0)
@@ -774,6 +785,35 @@ pub fn date_of_unix(t: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_with_values_that_are_not_finite_is_stored_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("suture-lib-nan-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut lib = Library::open(&dir.join("l.sqlite")).unwrap();
+        let mut rec = Recording::default();
+        rec.header.started_unix = f64::NAN;
+        rec.header.scene_path = "scenes/x.toml".into();
+        let m = Metrics {
+            score: f64::NAN,
+            duration: f64::INFINITY,
+            path_length: 0.25,
+            ..Default::default()
+        };
+        assert!(!lib.store("h", "f", &rec, &m, "r.html", 1.0).unwrap());
+        // Stored again: an update, not a second session.
+        assert!(lib.store("h", "f", &rec, &m, "r.html", 2.0).unwrap());
+        let s = lib.sessions(&Filter::default()).unwrap();
+        assert_eq!(s.len(), 1);
+        assert!(s[0].score.is_nan() && s[0].duration.is_nan() && s[0].started_unix.is_nan());
+        assert_eq!((s[0].task.as_str(), s[0].assessed_unix), ("x", 2.0));
+        let v = lib.values("h").unwrap();
+        assert_eq!(v.get("path_length_m"), Some(&0.25));
+        assert!(!v.contains_key("score") && !v.contains_key("duration_s"));
+        drop(lib);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn dates_round_trip() {
