@@ -42,6 +42,15 @@ const COLOURS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
 ];
 
+/// A trainee's name as shown: the id, or "(no id)" for sessions recorded without one.
+fn who(id: &str) -> String {
+    if id.is_empty() {
+        "(no id)".to_string()
+    } else {
+        esc(id)
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -246,7 +255,7 @@ fn learning_curve(metric: &str, progress: &[Progress], t: Option<&benchmark::Thr
                 svg,
                 r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" stroke="{c}" fill="{}"><title>{} ({})</title></circle>"##,
                 if pass { c } else { "#fff" },
-                esc(&p.trainee),
+                who(&p.trainee),
                 if pass { "pass" } else { "fail" }
             );
         }
@@ -271,7 +280,11 @@ fn distribution(
     ))
     .chain(progress.iter().enumerate().map(|(i, p)| {
         (
-            p.trainee.clone(),
+            if p.trainee.is_empty() {
+                "(no id)".to_string()
+            } else {
+                p.trainee.clone()
+            },
             COLOURS[i % COLOURS.len()],
             p.attempts
                 .iter()
@@ -398,7 +411,7 @@ fn page(
     }
     body.push_str("<th>proficient</th></tr>");
     for p in progress {
-        let _ = write!(body, "<tr><td>{}</td>", esc(&p.trainee));
+        let _ = write!(body, "<tr><td>{}</td>", who(&p.trainee));
         for k in 0..attempts {
             match p.attempts.get(k) {
                 Some(a) => {
@@ -455,7 +468,7 @@ fn page(
             body,
             "<span style=\"color:{}\">● {}</span> ",
             COLOURS[i % COLOURS.len()],
-            esc(&p.trainee)
+            who(&p.trainee)
         );
     }
     body.push_str("— filled: the metric passes; shaded: the benchmark's passing band; dashed: threshold; dotted: expert mean.</p>");
