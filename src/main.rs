@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod cli;
-use cli::{DeviceArg, parse_devices, parse_frame_interval, parse_seconds, parse_speed, parse_time};
+use cli::{
+    DeviceArg, parse_date, parse_devices, parse_frame_interval, parse_seconds, parse_speed,
+    parse_time, parse_trainee,
+};
 use suture::scene::ModelName;
 
 #[derive(Parser)]
@@ -98,6 +101,10 @@ enum Command {
         /// Do not record the session.
         #[arg(long)]
         no_record: bool,
+        /// The trainee's id, recorded with the session (assessment groups sessions by it):
+        /// 1 to 64 letters, digits, '-', '_', '.' or '@'.
+        #[arg(long, value_name = "ID", value_parser = parse_trainee)]
+        trainee: Option<String>,
         /// Run the haptic and physics loops at normal priority (by default they ask for
         /// SCHED_FIFO 80 and 70, which needs root, CAP_SYS_NICE or an rtprio limit; refused,
         /// they run at normal priority and the run says so).
@@ -143,6 +150,61 @@ enum Command {
         /// Output folder.
         #[arg(long, default_value = "assessment")]
         out: String,
+        /// The session library (SQLite) every assessed session is stored in, keyed on its
+        /// recording's content hash (default: OUT/library.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<String>,
+        /// Do not re-simulate the session for its knot (faster; the knot is then the last
+        /// KnotTied event's, if any).
+        #[arg(long)]
+        no_knot: bool,
+    },
+    /// List the sessions of the library, by trainee, task and date (UTC), with their marks
+    /// and each trainee's proficiency.
+    Sessions {
+        /// The session library.
+        #[arg(long, value_name = "PATH", default_value = "assessment/library.sqlite")]
+        db: String,
+        /// Only this trainee's sessions.
+        #[arg(long, value_name = "ID")]
+        trainee: Option<String>,
+        /// Only this task's sessions.
+        #[arg(long)]
+        task: Option<String>,
+        /// Only sessions started on or after this day (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "DATE", value_parser = parse_date)]
+        since: Option<f64>,
+        /// Only sessions started on or before this day (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "DATE", value_parser = parse_date)]
+        until: Option<f64>,
+    },
+    /// Build a task's benchmark from expert recordings already assessed into the library:
+    /// per metric, a threshold at the experts' mean + 2 SD (lower is better) or mean - 2 SD
+    /// (higher is better); every session of the task is marked pass/fail against it.
+    Benchmark {
+        /// The experts' recordings (.surec), all of one task, at least 2.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// The session library.
+        #[arg(long, value_name = "PATH", default_value = "assessment/library.sqlite")]
+        db: String,
+        /// Proficiency: every metric passes on this many consecutive attempts.
+        #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+        consecutive: u32,
+    },
+    /// Write the cohort dashboard of each task (or one): DIR/cohort-TASK.html, self-contained:
+    /// learning curves with the benchmark band, the cohort's distribution per metric, who is
+    /// proficient after how many attempts, each session linked to its report.
+    Cohort {
+        /// The session library.
+        #[arg(long, value_name = "PATH", default_value = "assessment/library.sqlite")]
+        db: String,
+        /// Only this task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Output folder (default: the library's folder).
+        #[arg(long)]
+        out: Option<String>,
     },
     /// Export a recording's series: CSV files (steps, samples, events) and/or a NumPy .npz,
     /// which also holds the suture's centreline frames (`suture` [T, nodes, 3], `suture_time`
@@ -214,6 +276,7 @@ fn main() -> ExitCode {
         shot_at: 0.5,
         record: None,
         no_record: false,
+        trainee: None,
         no_realtime: false,
     });
     match command {
@@ -228,6 +291,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            trainee,
             no_realtime,
         } => cli::run::run(cli::run::RunArgs {
             scene,
@@ -240,6 +304,7 @@ fn main() -> ExitCode {
             shot_at,
             record,
             no_record,
+            trainee: trainee.unwrap_or_default(),
             no_realtime,
         }),
         Command::Replay {
@@ -261,7 +326,38 @@ fn main() -> ExitCode {
             screenshot,
             shot_at,
         }),
-        Command::Assess { files, out } => cli::assess::assess(&files, &out),
+        Command::Assess {
+            files,
+            out,
+            db,
+            no_knot,
+        } => cli::assess::assess(cli::assess::AssessArgs {
+            files: &files,
+            out: &out,
+            db: db.as_deref(),
+            no_knot,
+        }),
+        Command::Sessions {
+            db,
+            trainee,
+            task,
+            since,
+            until,
+        } => cli::lab::sessions(
+            &db,
+            suture::session::library::Filter {
+                trainee,
+                task,
+                since,
+                until: until.map(|d| d + 86_400.0),
+            },
+        ),
+        Command::Benchmark {
+            files,
+            db,
+            consecutive,
+        } => cli::lab::benchmark(&files, &db, consecutive),
+        Command::Cohort { db, task, out } => cli::lab::cohort(&db, task.as_deref(), out.as_deref()),
         Command::Export {
             file,
             csv,

@@ -505,3 +505,84 @@ fn economy_follows_the_instrument_through_where_it_was_not_where_the_needle_tip_
     let old = ((tip - first).norm() + (b - tip).norm()) / l;
     assert!((old - 0.6).abs() < 1e-3, "{old}");
 }
+
+/// Two hands (issue #24): each instrument's path length and idle time from its own targets.
+/// The right hand draws a 1 cm square in 2 s at 20 mm/s, then holds still 1 s; the left holds
+/// still 1 s, moves 3 cm in 1 s (30 mm/s), holds still 1 s, and its device sends a new sample
+/// only every other step (a step without one: it stays where it was).
+#[test]
+fn each_instrument_has_its_path_length_and_idle_time() {
+    use suture::session::format::{ToolHeader, ToolStep};
+    use suture::sim::tool::Hand;
+    let n = 3000;
+    let square = |t: f64| {
+        let s = (t.min(2.0) / 2.0) * 4.0; // sides walked
+        let (side, u) = ((s.floor() as usize).min(3), s - s.floor().min(3.0));
+        let c = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.01, 0.0, 0.0),
+            Vec3::new(0.01, 0.0, 0.01),
+            Vec3::new(0.0, 0.0, 0.01),
+            Vec3::new(0.0, 0.0, 0.0),
+        ];
+        c[side] + (c[side + 1] - c[side]) * u
+    };
+    let line = |t: f64| Vec3::new(-0.05 + 0.03 * (t - 1.0).clamp(0.0, 1.0), 0.0, 0.0);
+    let mut rec = session(n, |t| square(t - H));
+    for s in rec.steps.iter_mut() {
+        let t = s.time - H;
+        s.more_tools[0] = Some(ToolStep {
+            target: (s.step % 2 == 1).then(|| ToolTarget {
+                t,
+                position: line(t),
+                rotation: Quat::identity(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+    }
+    rec.header.tools = vec![
+        ToolHeader {
+            hand: Hand::Right,
+            device: "a".into(),
+            ..Default::default()
+        },
+        ToolHeader {
+            hand: Hand::Left,
+            device: "b".into(),
+            ..Default::default()
+        },
+    ];
+    let m = assess::assess(&rec);
+    assert_eq!(m.tools.len(), 2);
+    let (r, l) = (&m.tools[0], &m.tools[1]);
+    assert_eq!((r.hand.as_str(), l.hand.as_str()), ("right", "left"));
+    // 4 cm of square and 3 cm of line (the left's samples every 2 ms land on the line's ends).
+    assert!((r.path_length - 0.04).abs() < 1e-12, "{}", r.path_length);
+    assert!((l.path_length - 0.03).abs() < 1e-12, "{}", l.path_length);
+    // Idle, sample i at t = i ms (the speed over the 10 samples before it): the right hand
+    // stops at i = 2000; from i = 2008 fewer than 2.5 of the last 10 samples moved (< 5 mm/s
+    // at 20 mm/s): 992 idle samples to i = 2999. The left is idle from i = 1 to 1001 (its
+    // first new position is at i = 1002: 60 µm in 10 ms, 6 mm/s) and from i = 2010 (its last
+    // move, at i = 2000, leaves the window) to 2999: 1001 + 990 samples.
+    assert!((r.idle_time - 0.992).abs() <= 1e-9, "{}", r.idle_time);
+    assert!((l.idle_time - 1.991).abs() <= 1e-9, "{}", l.idle_time);
+    // A pause shorter than IDLE_MIN (0.5 s) is not idle: the same right hand pausing from
+    // i = 1000 to 1400 is idle from i = 1008 to 1402 (395 samples, too short), then from
+    // i = 2408 (it stops at 2400) to 2999: 592 samples.
+    let pause = |t: f64| {
+        square(if t < 1.0 {
+            t
+        } else if t < 1.4 {
+            1.0
+        } else {
+            t - 0.4
+        })
+    };
+    let m = assess::assess(&session(n, |t| pause(t - H)));
+    assert!(
+        (m.tools[0].idle_time - 0.592).abs() <= 1e-9,
+        "{}",
+        m.tools[0].idle_time
+    );
+}

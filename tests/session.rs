@@ -133,6 +133,8 @@ impl Rng {
             haptic_period: self.f(),
             digest_every: self.next(),
             started_unix: self.f(),
+            trainee: self.s(),
+            task: self.s(),
             tools,
         };
         let steps = (0..self.below(50))
@@ -1023,9 +1025,13 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
 
 /// What a recording of format `version` holds of `r`: version 1 one right-hand tool (no
 /// instrument) and no further tools in its steps, samples of tool 0; versions 1 and 2 no knot
-/// records; versions 1 to 3 no build and digests of version 1.
+/// records; versions 1 to 3 no build and digests of version 1; versions 1 to 4 no trainee
+/// and no task.
 fn as_version(r: &Recording, version: u32) -> Recording {
     let mut r = r.clone();
+    if version < 5 {
+        (r.header.trainee, r.header.task) = (String::new(), String::new());
+    }
     if version < 4 {
         (r.header.build, r.header.digest_version) = (String::new(), 1);
     }
@@ -1047,20 +1053,21 @@ fn as_version(r: &Recording, version: u32) -> Recording {
     r
 }
 
-/// Every older format this build reads decodes what it holds (format 4 added the build and
+/// Every older format this build reads decodes what it holds (format 5 added the trainee and
+/// the task to the header; format 4 added the build and
 /// the digest version to the header: older files carry digests of version 1 and name no
 /// build). Format 3 added the live knot analysis' chunk (kind 7): in a file of version 2 it is
 /// refused as an unknown chunk, keeping what came before it.
 #[test]
 fn older_formats_decode_and_knot_chunks_are_version_3() {
     let mut rng = Rng(0x5eed);
-    assert_eq!(format::FORMAT_VERSION, 4);
+    assert_eq!(format::FORMAT_VERSION, 5);
     for _ in 0..50 {
         let (mut r, _) = whole(&mut rng);
         if r.header.tools.is_empty() {
             r.header.tools.push(ToolHeader::default());
         }
-        for version in 1..=4 {
+        for version in 1..=5 {
             let want = as_version(&r, version);
             let bytes = format::encode_as(&want, version);
             assert_eq!(

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use suture::session::assess::{self, Metrics};
+use suture::session::library::{Library, LibraryError};
 
-use super::{ReadError, read_salvaged, recorded_scene, warn_other_build};
+use super::{ReadError, recorded_scene, salvage_bytes, warn_other_build};
 
 /// Why one file could not be assessed.
 #[derive(Debug, thiserror::Error)]
@@ -25,15 +26,46 @@ enum AssessError {
     /// Writing its HTML report and plots.
     #[error(transparent)]
     Report(#[from] suture::session::report::ReportError),
+    /// Storing it in the session library.
+    #[error(transparent)]
+    Library(#[from] LibraryError),
 }
 
-/// `suture assess FILES --out DIR`.
-pub fn assess(files: &[String], out: &str) -> ExitCode {
+/// What `suture assess` does besides the metrics.
+pub struct AssessArgs<'a> {
+    /// The recordings.
+    pub files: &'a [String],
+    /// The output folder (JSON, HTML reports, summary.csv).
+    pub out: &'a str,
+    /// The session library (None: OUT/library.sqlite).
+    pub db: Option<&'a str>,
+    /// Do not re-simulate for the knot.
+    pub no_knot: bool,
+}
+
+/// The library's path when `--db` is not given: beside the reports.
+pub fn default_db(out: &str) -> String {
+    Path::new(out)
+        .join("library.sqlite")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `suture assess FILES --out DIR [--db PATH] [--no-knot]`.
+pub fn assess(a: AssessArgs) -> ExitCode {
+    let (files, out) = (a.files, a.out);
     if let Err(e) = std::fs::create_dir_all(out) {
         eprintln!("error: --out {out}: {e}");
         return ExitCode::from(2);
     }
-    let results = assess_all(files, out);
+    let db = a.db.map_or_else(|| default_db(out), str::to_string);
+    // Open (or create) the library once before assessing: a bad path or a file that is not a
+    // library is bad input, found before any work.
+    if let Err(e) = Library::open(Path::new(&db)) {
+        eprintln!("error: --db {e}");
+        return ExitCode::from(2);
+    }
+    let results = assess_all(files, out, &db, a.no_knot);
     let mut csv = format!("{}\n", assess::SUMMARY_HEADER);
     let mut bad = false;
     for (f, r) in files.iter().zip(&results) {
@@ -61,23 +93,37 @@ pub fn assess(files: &[String], out: &str) -> ExitCode {
     }
 }
 
-/// Assess the files in parallel, one worker per core, with a progress line on stderr; the
-/// results in the order of `files`.
-fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, AssessError>> {
+/// Assess the files in parallel, one worker per core (each with its own connection to the
+/// library), with a progress bar on stderr when it is a terminal; the results in the order of
+/// `files`.
+fn assess_all(
+    files: &[String],
+    out: &str,
+    db: &str,
+    no_knot: bool,
+) -> Vec<Result<Metrics, AssessError>> {
+    use std::io::IsTerminal;
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(files.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template("assess {bar:30} {pos}/{len} files {elapsed}")
+                .expect("a valid template"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     let results = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..workers.min(files.len()))
             .map(|_| {
                 sc.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut lib = None;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(f) = files.get(i) else { break };
-                        mine.push((i, assess_one(f, out)));
-                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        eprint!("\rassess: {n}/{} files", files.len());
+                        mine.push((i, assess_one(f, out, db, &mut lib, no_knot)));
+                        bar.inc(1);
                     }
                     mine
                 })
@@ -90,15 +136,31 @@ fn assess_all(files: &[String], out: &str) -> Vec<Result<Metrics, AssessError>> 
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, r)| r).collect()
     });
-    eprintln!();
+    bar.finish_and_clear();
     results
 }
 
-/// Read one recording (salvaging a truncated one), assess it, and write OUT/STEM.json and its
-/// HTML report.
-fn assess_one(f: &str, out: &str) -> Result<Metrics, AssessError> {
-    let rec = read_salvaged(f)?;
-    let m = assess::assess_with_knot(&rec, knot(f, &rec));
+/// Read one recording (salvaging a truncated one), assess it, write OUT/STEM.json and its
+/// HTML report, and store it in the library (`lib`: this worker's connection, opened on first
+/// use), keyed on the file's content hash.
+fn assess_one(
+    f: &str,
+    out: &str,
+    db: &str,
+    lib: &mut Option<Library>,
+    no_knot: bool,
+) -> Result<Metrics, AssessError> {
+    let bytes = std::fs::read(f).map_err(|source| ReadError::Io {
+        file: f.to_string(),
+        source,
+    })?;
+    let rec = salvage_bytes(f, &bytes)?;
+    let knot = if no_knot {
+        Err("not analysed (--no-knot)".to_string())
+    } else {
+        knot(f, &rec)
+    };
+    let m = assess::assess_with_knot(&rec, knot);
     let stem = Path::new(f)
         .file_stem()
         .map_or("session".into(), |s| s.to_string_lossy().into_owned());
@@ -108,6 +170,24 @@ fn assess_one(f: &str, out: &str) -> Result<Metrics, AssessError> {
         return Err(AssessError::Json { path, source });
     }
     suture::session::report::write(&rec, &m, Path::new(out), &stem).map_err(AssessError::Report)?;
+    let report = Path::new(out).join(format!("{stem}.html"));
+    let report = std::fs::canonicalize(&report).unwrap_or(report);
+    if lib.is_none() {
+        *lib = Some(Library::open(Path::new(db))?);
+    }
+    let lib = lib.as_mut().expect("opened");
+    let hash = suture::session::library::content_hash(&bytes);
+    drop(bytes);
+    lib.store(
+        &hash,
+        f,
+        &rec,
+        &m,
+        &report.to_string_lossy(),
+        super::lab::now_unix(),
+    )?;
+    let task = suture::session::library::task_of(&rec);
+    super::lab::print_marks(f, lib, &hash, &task, &rec.header.trainee);
     Ok(m)
 }
 
@@ -164,4 +244,17 @@ fn print_metrics(f: &str, m: &Metrics) {
         },
         if m.complete { "" } else { " (incomplete)" }
     );
+    if m.tools.len() > 1 {
+        let each: Vec<String> = m
+            .tools
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} hand path {:.3} m, idle {:.1} s",
+                    t.hand, t.path_length, t.idle_time
+                )
+            })
+            .collect();
+        println!("{f}: {}", each.join("; "));
+    }
 }

@@ -7,6 +7,7 @@ pub mod assess;
 pub mod devices;
 pub mod export;
 pub mod jitter;
+pub mod lab;
 pub mod replay;
 pub mod run;
 pub mod simulate;
@@ -89,7 +90,12 @@ fn read_salvaged(file: &str) -> Result<Recording, ReadError> {
         file: file.to_string(),
         source,
     })?;
-    let rec = match salvage(&bytes) {
+    salvage_bytes(file, &bytes)
+}
+
+/// [`read_salvaged`] of a file's bytes already read.
+fn salvage_bytes(file: &str, bytes: &[u8]) -> Result<Recording, ReadError> {
+    let rec = match salvage(bytes) {
         (r, None) => r,
         (r, Some(e @ DecodeError::Truncated { .. })) if !r.steps.is_empty() => {
             eprintln!("warning: {file}: {e}");
@@ -125,6 +131,13 @@ pub enum ArgError {
     /// A frame interval outside (0, 60] s (or not finite).
     #[error("must be in (0, 60] s of simulated time, got {0}")]
     FrameInterval(f64),
+    /// A trainee id that is empty, too long or has other characters than letters, digits,
+    /// `-`, `_`, `.` and `@`.
+    #[error("must be 1 to 64 letters, digits, '-', '_', '.' or '@', got \"{0}\"")]
+    Trainee(String),
+    /// A date not of the form YYYY-MM-DD, or no such day.
+    #[error("must be a day YYYY-MM-DD (UTC), got \"{0}\"")]
+    Date(String),
     /// Not a number.
     #[error(transparent)]
     Number(#[from] std::num::ParseFloatError),
@@ -235,4 +248,35 @@ pub fn parse_frame_interval(s: &str) -> Result<f64, ArgError> {
         v if v > 0.0 && v <= 60.0 => Ok(v),
         v => Err(ArgError::FrameInterval(v)),
     }
+}
+
+/// clap value parser: a trainee id, 1 to 64 ASCII letters, digits, `-`, `_`, `.` or `@` (it
+/// names the trainee in the session library and in file names of the cohort report).
+pub fn parse_trainee(s: &str) -> Result<String, ArgError> {
+    let ok = (1..=64).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(ArgError::Trainee(s.to_string()))
+    }
+}
+
+/// clap value parser: a day `YYYY-MM-DD` (UTC), as seconds since the Unix epoch at its start.
+pub fn parse_date(s: &str) -> Result<f64, ArgError> {
+    let bad = || ArgError::Date(s.to_string());
+    let parts: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return Err(bad());
+    };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return Err(bad());
+    }
+    let (y, m, d) = (
+        y.parse::<i64>().map_err(|_| bad())?,
+        m.parse::<u32>().map_err(|_| bad())?,
+        d.parse::<u32>().map_err(|_| bad())?,
+    );
+    suture::session::library::unix_of_date(y, m, d).ok_or_else(bad)
 }

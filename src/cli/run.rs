@@ -37,6 +37,8 @@ pub struct RunArgs {
     pub record: Option<String>,
     /// Do not record.
     pub no_record: bool,
+    /// The trainee's id, recorded in the header (empty: not given).
+    pub trainee: String,
     /// Do not ask for real-time scheduling.
     pub no_realtime: bool,
     /// The vendor SDKs' libraries (None: their environment variables, then default paths).
@@ -470,6 +472,8 @@ pub fn run(a: RunArgs) -> ExitCode {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             scene_path: name.clone(),
             scene_text: text.clone(),
+            trainee: a.trainee.clone(),
+            task: scene::file::task_name(&sc.file, &name),
             ..Default::default()
         };
         eprintln!("suture: recording to {}", path.display());

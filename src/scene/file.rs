@@ -87,6 +87,10 @@ pub enum LoadAt {
 pub struct SceneFile {
     /// Format version; must be 1.
     pub version: i64,
+    /// The task the scene sets a trainee (issue #24), e.g. "interrupted stitch": recordings
+    /// carry it, assessment groups and benchmarks sessions by it. Default: the file's stem
+    /// ([`task_name`]).
+    pub task: Option<String>,
     /// Simulated time span [s] (≥ 0).
     #[serde(default)]
     pub duration: f64,
@@ -475,4 +479,14 @@ pub enum Obstacle {
         /// Scripted rigid motion (about the midpoint of `a`–`b`).
         motion: Option<MotionSection>,
     },
+}
+
+/// The task a scene sets: its `task`, else the stem of its path (`scenes/x.toml` → `x`).
+pub fn task_name(file: &SceneFile, path: &str) -> String {
+    match &file.task {
+        Some(t) if !t.trim().is_empty() => t.trim().to_string(),
+        _ => std::path::Path::new(path)
+            .file_stem()
+            .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned()),
+    }
 }

@@ -26,6 +26,11 @@
 //!   suture's centreline tracked at 20 Hz): its name, its throws in order (sense, wraps, laid
 //!   flat), the incision gap under it. [`assess`] alone does not re-simulate: its knot is the
 //!   last `KnotTied` event's (offline stepping raises them; live sessions do not).
+//! - Per instrument (issue #24, two hands: one entry per device-driven tool, in the header's
+//!   order): its hand and device, the path length of its consumed targets [m] and its idle
+//!   time [s]: the total of the spans of at least [`IDLE_MIN`] during which its target moved
+//!   slower than [`IDLE_SPEED`] (speed over [`JERK_WINDOW`]); idle time as a skill metric:
+//!   D'Angelo et al. 2015, Am J Surg 209(4):645–651 (the thresholds are ours).
 //! - Score (0–100): see [`score`] and README.
 
 use super::format::{Recording, StepRecord};
@@ -92,8 +97,75 @@ pub struct Metrics {
     pub final_gap_mm: Option<f64>,
     /// Steps whose solve failed or did not converge.
     pub solver_failures: usize,
+    /// Per device-driven tool, in the header's order: path length and idle time.
+    pub tools: Vec<ToolMetrics>,
     /// The overall score, 0–100.
     pub score: f64,
+}
+
+/// The motion of one device-driven tool (an instrument, or the scene's `[tool]`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ToolMetrics {
+    /// Its hand ("right", "left") and its device's name, from the header.
+    pub hand: String,
+    /// See `hand`.
+    pub device: String,
+    /// Path length of the targets it consumed [m] (a step without a new target: where it
+    /// was).
+    pub path_length: f64,
+    /// Idle time [s]: the spans of at least [`IDLE_MIN`] during which its target moved
+    /// slower than [`IDLE_SPEED`], summed.
+    pub idle_time: f64,
+}
+
+/// Below this speed [m/s] an instrument is idle (5 mm/s; ours).
+pub const IDLE_SPEED: f64 = 0.005;
+/// An idle span lasts at least this long [s] (ours).
+pub const IDLE_MIN: f64 = 0.5;
+
+/// Each tool's positions, one per step from its first target on: the target it consumed, or
+/// where the last one put it (a step without a new sample); with the step's time [s].
+fn tool_paths(rec: &Recording) -> Vec<Vec<(f64, Vec3)>> {
+    let n = rec.header.tools.len().clamp(1, crate::sim::MAX_TOOLS);
+    let mut out = vec![Vec::new(); n];
+    let mut last: Vec<Option<Vec3>> = vec![None; n];
+    for s in &rec.steps {
+        for (i, t) in s.targets().iter().take(n).enumerate() {
+            if let Some(t) = t {
+                last[i] = Some(t.position);
+            }
+            if let Some(x) = last[i] {
+                out[i].push((s.time, x));
+            }
+        }
+    }
+    out
+}
+
+/// Idle time [s] of positions sampled every `h` [s]: the spans of at least [`IDLE_MIN`]
+/// whose speed over [`JERK_WINDOW`] (|x_k − x_{k−w}| / (w h)) is below [`IDLE_SPEED`].
+pub fn idle_time(x: &[Vec3], h: f64) -> f64 {
+    if h <= 0.0 || x.len() < 2 {
+        return 0.0;
+    }
+    let w = ((JERK_WINDOW / h).round().min(x.len() as f64 - 1.0) as usize).max(1);
+    let (mut total, mut run) = (0usize, 0usize);
+    let min = (IDLE_MIN / h).round() as usize;
+    for k in 1..x.len() {
+        let speed = (x[k] - x[k.saturating_sub(w)]).norm() / (k.min(w) as f64 * h);
+        if speed < IDLE_SPEED {
+            run += 1;
+        } else {
+            if run >= min {
+                total += run;
+            }
+            run = 0;
+        }
+    }
+    if run >= min {
+        total += run;
+    }
+    total as f64 * h
 }
 
 /// Low-pass window of the jerk metric [s]: positions are smoothed by two passes of a moving
@@ -359,6 +431,21 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
     let sutured = rec.header.scene_text.contains("[tissue]");
     m.final_gap_mm = steps.last().filter(|_| sutured).map(|s| s.gap * 1e3);
     m.solver_failures = steps.iter().filter(|s| s.failed || !s.converged).count();
+    let none = super::format::ToolHeader::default();
+    m.tools = tool_paths(rec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let t = rec.header.tools.get(i).unwrap_or(&none);
+            let x: Vec<Vec3> = p.iter().map(|(_, x)| *x).collect();
+            ToolMetrics {
+                hand: t.hand.name().to_string(),
+                device: t.device.clone(),
+                path_length: path_length(&x),
+                idle_time: idle_time(&x, h),
+            }
+        })
+        .collect();
     m.score = score(&m);
     m
 }

@@ -1,6 +1,7 @@
-//! The session recording format (issue #7), version 4 (issue #22: every device and tool of a
+//! The session recording format (issue #7), version 5 (issue #24: the header names the trainee
+//! and the task; issue #22: every device and tool of a
 //! session, version 2; the live knot analysis' records, version 3; issue #26: the header names
-//! the build and the state digest's version, version 4; versions 1 to 3 still decode).
+//! the build and the state digest's version, version 4; versions 1 to 4 still decode).
 //! Little-endian throughout.
 //!
 //! ```text

@@ -255,6 +255,8 @@ fn header(r: &mut Reader, version: u32) -> Parse<Header> {
             haptic_period,
             digest_every,
             started_unix: r.f64()?,
+            trainee: String::new(),
+            task: String::new(),
             tools: vec![ToolHeader {
                 hand: Hand::Right,
                 instrument: None,
@@ -288,8 +290,15 @@ fn header(r: &mut Reader, version: u32) -> Parse<Header> {
         haptic_period,
         digest_every,
         started_unix: r.f64()?,
+        trainee: String::new(),
+        task: String::new(),
         tools: Vec::new(),
     };
+    // Version 5 names the trainee and the task.
+    if version >= 5 {
+        h.trainee = r.str()?;
+        h.task = r.str()?;
+    }
     let n = r.u8()? as usize;
     if n > MAX_TOOLS {
         return Err(PayloadError::Tools(n));

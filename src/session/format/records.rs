@@ -10,11 +10,12 @@ use crate::topology::{KnotName, Throw};
 
 /// The first 8 bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"\x89SUTREC\n";
-/// The format version this build writes and the newest it reads (version 4: the header names
+/// The format version this build writes and the newest it reads (version 5: the header names
+/// the trainee and the task, issue #24; version 4: the header names
 /// the build and the state digest's version, issue #26; version 3: the live knot analysis'
 /// records, chunk kind 7; version 2: every device and tool of a session, issue #22; versions
-/// 1 to 3 still decode, and carry state digests of version 1).
-pub const FORMAT_VERSION: u32 = 4;
+/// 1 to 4 still decode, versions 1 to 3 carry state digests of version 1).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The identity of this build, as a recording's header names it (`build.rs`: the crate's
 /// version, a hash of the simulation's sources and Cargo.lock, the compiler and the target),
@@ -48,13 +49,15 @@ pub const MAX_CHUNK: usize = 64 << 20;
 
 /// What a session was: enough to rebuild its world and its tools exactly.
 ///
-/// Layout (chunk kind 1), version 4: `crate_version`, `build`, `scene_path`, `scene_text`
+/// Layout (chunk kind 1), version 5: `crate_version`, `build`, `scene_path`, `scene_text`
 /// (str) · `dt`, `haptic_period` (f64) · `digest_every` (u64) · `digest_version` (u32) ·
-/// `started_unix` (f64) · tool count u8 (at most `sim::MAX_TOOLS`) · per tool
+/// `started_unix` (f64) · `trainee`, `task` (str) · tool count u8 (at most `sim::MAX_TOOLS`) · per tool
 /// ([`ToolHeader`]): hand u8 (0 right, 1 left) · instrument (a flag u8 and a u64 if 1) ·
 /// `rod`, `node` (u64) · `k`, `c`, `kr` (f64) · `device`, `profile_text` (str).
 ///
-/// Versions 2 and 3: the same without `build` and `digest_version` (they decode to an empty
+/// Version 4: the same without `trainee` and `task` (they decode empty).
+///
+/// Versions 2 and 3: the same without `build`, `digest_version`, `trainee` and `task` (they decode to an empty
 /// build and digest version 1).
 ///
 /// Version 1 (one tool, the right hand): `crate_version`, `scene_path`, `scene_text`,
@@ -80,8 +83,14 @@ pub struct Header {
     pub haptic_period: f64,
     /// A state digest every this many steps.
     pub digest_every: u64,
-    /// Wall-clock start [s since the Unix epoch].
+    /// Wall-clock start [s since the Unix epoch]: the attempt's time.
     pub started_unix: f64,
+    /// Who performed the session (`suture run --trainee ID`); empty: not given (and every
+    /// recording before format version 5).
+    pub trainee: String,
+    /// The task performed: the scene's `task`, else its file stem (e.g. `interrupted_stitch`);
+    /// empty before format version 5 (assessment then uses the scene path's stem).
+    pub task: String,
     /// The device-driven tools, in the order the world steps them (`tools[i]` consumed the
     /// step records' `targets()[i]`).
     pub tools: Vec<ToolHeader>,
@@ -124,6 +133,8 @@ impl Default for Header {
             haptic_period: 0.0,
             digest_every: 0,
             started_unix: 0.0,
+            trainee: String::new(),
+            task: String::new(),
             tools: Vec::new(),
         }
     }

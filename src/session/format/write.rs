@@ -128,6 +128,10 @@ impl Writer {
                 w.u32(h.digest_version);
             }
             w.f64(h.started_unix);
+            if w.version >= 5 {
+                w.str(&h.trainee);
+                w.str(&h.task);
+            }
             // At most MAX_TOOLS (the decoder refuses more); a longer list is cut here.
             let tools = &h.tools[..h.tools.len().min(MAX_TOOLS)];
             w.u8(tools.len() as u8);
