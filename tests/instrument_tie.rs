@@ -152,3 +152,38 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
         "{per_step:.3} iterations per step"
     );
 }
+
+// Measured (`cargo test --release --test instrument_tie -- --ignored --nocapture`, 2026-11-26):
+// 22 506 steps, 17.9 Newton iterations per step, 3738 unconverged, 0 failed; the KnotTracker
+// names it granny (two right-handed single throws); the gap 1.00 → −0.04 mm; but two segments
+// that are not neighbours came within 0.046 mm of each other (the suture's diameter is 0.2 mm):
+// a strand went through another at least once, so the last assertion fails. When and where is
+// not yet located (issue #22).
+#[test]
+#[ignore = "fails: closest approach 0.046 mm < 2r - 1 % r (a strand through another); #22"]
+fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
+    // Two single throws of the same sense on the 1 mm wound (tie_script's second throw: the
+    // driver takes the tail near its end and stands it up from the knot, the long end is
+    // wrapped round the jaws holding it, which back out so the wraps slide onto the tail).
+    let t = tie("scenes/instrument_tie_fresh.toml", Knot::Granny, 2, 6.2);
+    let r = suture::rod::params::usp_radius("3-0").unwrap();
+    assert_eq!(t.failed, 0);
+    assert_eq!(
+        t.tracker.name(),
+        suture::topology::throws::KnotName::Granny,
+        "{:?}",
+        t.changes
+    );
+    let throws = t.tracker.throws();
+    assert_eq!(throws.len(), 2, "{:?}", t.changes);
+    assert_eq!(throws[0].throw.sense, throws[1].throw.sense);
+    assert!(throws.iter().all(|th| th.throw.wraps == 1));
+    // The wound closed under it: its 1 mm rest gap down to at most 0.5 mm.
+    assert!(
+        t.gap0 > 0.0008 && t.last_gap <= 0.0005,
+        "gap {} -> {}",
+        t.gap0,
+        t.last_gap
+    );
+    assert!(t.closest >= 2.0 * r - 0.01 * r, "closest {}", t.closest);
+}
