@@ -1,6 +1,8 @@
 //! Issue #7: assessment metrics on synthetic sessions with known answers, and `suture assess`
 //! and `suture export` on a recorded stitch.
 
+mod common;
+
 use std::f64::consts::PI;
 use std::process::Command;
 use suture::math::{Quat, Vec3};
@@ -329,33 +331,7 @@ fn assess_and_export_a_recorded_stitch() {
     for png in ["force", "tension", "path", "accuracy"] {
         assert!(out_dir.join(format!("stitch-{png}.png")).exists());
     }
-    let chromium = |extra: &[String]| {
-        let profile = dir.join("chromium-profile");
-        let o = Command::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--enable-logging=stderr",
-                "--v=0",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(extra)
-            .arg(format!("file://{}", html.display()))
-            .output()
-            .expect("chromium (apt package chromium; .ci/run installs it)");
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        for bad in ["Uncaught", "Failed to load resource", "ERR_FILE_NOT_FOUND"] {
-            assert!(!err.contains(bad), "{bad}: {err}");
-        }
-        assert!(o.status.success(), "{err}");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let chromium = |extra: &[String]| common::chromium(&dir, &html, extra);
     let dom = chromium(&["--dump-dom".to_string()]);
     assert!(dom.contains("data-plots-loaded=\"4\""), "{dom}");
     assert!(dom.contains("score"));

@@ -8,6 +8,7 @@
 //! `SUTURE_UPDATE_SCREENS=1 cargo test --release --test assess_lab` also writes the
 //! dashboard's screenshot to docs/screens/cohort.png (the figure README shows).
 
+mod common;
 #[path = "../examples/synthetic_lab/lab.rs"]
 mod lab;
 
@@ -332,36 +333,7 @@ fn a_synthetic_lab_through_the_library_the_benchmark_and_the_cohort_dashboard() 
 
 /// Open a page in headless Chromium; no console error. Returns stdout.
 fn chromium(dir: &Path, page: &Path, extra: &[String]) -> String {
-    let profile = dir.join("chromium-profile");
-    let o = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium (apt package chromium; .ci/run installs it)");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    for bad in [
-        "Uncaught",
-        "Failed to load resource",
-        "ERR_FILE_NOT_FOUND",
-        "CONSOLE",
-    ] {
-        assert!(!err.contains(bad), "{bad}: {err}");
-    }
-    assert!(o.status.success(), "{err}");
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::chromium(dir, page, extra)
 }
 
 /// Width, height and RGB pixels of a PNG.

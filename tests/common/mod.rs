@@ -121,3 +121,39 @@ impl Rng {
         suture::math::Vec3::new(self.uniform(), self.uniform(), self.uniform())
     }
 }
+
+/// Open `page` in headless Chromium (the flags this machine's closed network needs; a fresh
+/// profile under `dir`) with `extra` arguments, and assert that it loaded with no console
+/// error. Returns its stdout (the DOM with `--dump-dom`).
+pub fn chromium(dir: &std::path::Path, page: &std::path::Path, extra: &[String]) -> String {
+    let profile = dir.join("chromium-profile");
+    let o = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (apt package chromium; .ci/run installs it)");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    for bad in [
+        "Uncaught",
+        "Failed to load resource",
+        "ERR_FILE_NOT_FOUND",
+        "CONSOLE",
+    ] {
+        assert!(!err.contains(bad), "{bad}: {err}");
+    }
+    assert!(o.status.success(), "{err}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
