@@ -16,8 +16,8 @@
 //!    square knot, the same sense for a granny).
 //!
 //! **Status** (issue #22 stays open): the first throw ties; on the fresh wound the granny's
-//! two throws form, but a strand passes through another on the way (tests/instrument_tie.rs,
-//! ignored); the square and the surgeon's do not tie yet.
+//! two throws form, but the long end folds into a hairpin as the second throw is laid
+//! (tests/instrument_tie.rs, ignored); the square and the surgeon's do not tie yet.
 //! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
 //! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; about one step
 //! in eight does not converge once the strands cross (#23).
@@ -123,9 +123,10 @@
 //! (`TIE_SCENE=scenes/instrument_tie_fresh.toml`, `--run`):
 //! - `granny`: the second throw forms and the knot is a granny (determinant 9) from 21.2 s,
 //!   the gap −0.04 mm at the end, the KnotTracker's name granny (two right-handed throws), no
-//!   failed step, 3738 of 22 506 steps unconverged; but two segments that are not neighbours
-//!   came within 0.046 mm (the diameter is 0.2 mm): a strand went through another, when and
-//!   where not yet located (tests/instrument_tie.rs, ignored until it is fixed);
+//!   failed step, 3738 of 22 506 steps unconverged; but segments 48 and 50 of the long end
+//!   came within 0.046 mm (the diameter is 0.2 mm) at 20.98 s as the hands cross: a hairpin
+//!   fold at segment 49, which self-contact (skipping neighbours) does not see
+//!   (tests/instrument_tie.rs, ignored until it is fixed);
 //! - `square` (the other sense): the wraps go on (−1.06 turns at 16.4 s) but the first throw
 //!   loosens and tightens through the orbit (gap 0.86, −0.01, 0.68, 0.92 mm) and comes undone
 //!   at 21.2 s as the hands cross; with the shaft leaning the other way (`TIE_ZL=-1`) the
