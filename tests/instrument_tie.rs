@@ -163,14 +163,16 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
 }
 
 // Measured (`cargo test --release --test instrument_tie -- --ignored --nocapture`, 2026-11-26):
-// 22 506 steps, 17.9 Newton iterations per step, 3738 unconverged, 0 failed; the KnotTracker
-// names it granny (two right-handed single throws); the gap 1.00 → −0.04 mm; but segments 48
-// and 50 (one segment between them, on the long end) came within 0.046 mm of each other at
-// 20.98 s, as the hands cross to lay the second throw (the suture's diameter is 0.2 mm): the
-// long end folds back on itself at segment 49, a hairpin that self-contact, which skips
-// neighbouring segments, does not see; the last assertion fails (issue #22).
+// with self-contact skipping only neighbours (|i − j| = 2 unseen), the KnotTracker named it
+// granny, but segments 48 and 50 of the long end came within 0.046 mm at 20.98 s (a strand
+// through another: the second throw's crossing was made through a hairpin). With the
+// segment-length neighbour rule (`SelfContact::skip_for`, der-imc.md §F5 A: |i − j| ≥ 2 for
+// these 1.4 mm segments) no strand crosses another (closest 0.199 mm, at 20.76 s), the gap
+// closes (1.00 → −0.03 mm, 0 failed, 5209 of 22 506 unconverged, 19.7 iterations per step),
+// but the second throw's wraps come off the driver's jaws at 18.5–19 s instead of onto the
+// tail: the tracker sees one throw (issue #22).
 #[test]
-#[ignore = "fails: segments 48 and 50 within 0.046 mm at 20.98 s (a hairpin fold); #22"]
+#[ignore = "fails: the second throw's wraps come off the jaws, not onto the tail (one throw); #22"]
 fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // Two single throws of the same sense on the 1 mm wound (tie_script's second throw: the
     // driver takes the tail near its end and stands it up from the knot, the long end is
