@@ -134,7 +134,8 @@ impl SelfContact {
     /// Δs ≫ h"); nearer ones meet only through the rod's own bend. Returns the largest
     /// `j − i` that does not interact (at least 1: neighbours share a node).
     pub fn skip_for(segment: f64, radius: f64) -> usize {
-        if !(segment > 0.0) || !(radius > 0.0) {
+        let valid = |v: f64| v.is_finite() && v > 0.0;
+        if !valid(segment) || !valid(radius) {
             return DEFAULT_SKIP;
         }
         ((std::f64::consts::PI * radius / segment).ceil() as usize).clamp(1, 64)
