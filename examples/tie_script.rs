@@ -1158,7 +1158,13 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         } else {
             1.5
         };
-        right.at(t, hinge - d * 0.022, q);
+        // `TIE_BACKLEN=MM` (a development aid): how far the later throws back out [mm], 22.
+        let back_len = if n > 0 {
+            env_f("TIE_BACKLEN", 22.0) * 1e-3
+        } else {
+            0.022
+        };
+        right.at(t, hinge - d * back_len, q);
         // (With the driver upright the long end must leave the wraps downward to hold them
         // back: the left hand goes down near the skin and out.)
         // `TIE_BACKLOW=1` (a development aid): so with the tail lifted too.
