@@ -143,8 +143,8 @@
 //!   (+1.03 turns at 18.0 s); backing out, they leave the jaws and lie round the tail 2–4 mm
 //!   ahead of the tip (`--near` at 18.6 s), but as the hands cross the loop ends on the jaws
 //!   again (the long end 0.04 mm from them at the end) and the knot is the first throw's
-//!   trefoil; so too with the long end drawn low as it is backed out (`TIE_BACKLOW=1`) or a
-//!   3 s back-out (`TIE_BACKOUT=3`). tests/instrument_tie.rs keeps the granny's test,
+//!   trefoil; so too with the long end drawn low as it is backed out (`TIE_BACKLOW=1`), a
+//!   3 s back-out (`TIE_BACKOUT=3`) or a 40 mm one (`TIE_BACKLEN=40`). tests/instrument_tie.rs keeps the granny's test,
 //!   ignored with that reason;
 //! - `square` (the other sense): the wraps go on (−1.06 turns at 16.4 s) but the first throw
 //!   loosens and tightens through the orbit (gap 0.86, −0.01, 0.68, 0.92 mm) and comes undone
@@ -176,7 +176,7 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT` (above).
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
