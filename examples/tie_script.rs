@@ -144,7 +144,9 @@
 //!   ahead of the tip (`--near` at 18.6 s), but as the hands cross the loop ends on the jaws
 //!   again (the long end 0.04 mm from them at the end) and the knot is the first throw's
 //!   trefoil; so too with the long end drawn low as it is backed out (`TIE_BACKLOW=1`), a
-//!   3 s back-out (`TIE_BACKOUT=3`) or a 40 mm one (`TIE_BACKLEN=40`). tests/instrument_tie.rs keeps the granny's test,
+//!   3 s back-out (`TIE_BACKOUT=3`) or a 40 mm one (`TIE_BACKLEN=40`); with the hands
+//!   crossing the other way (`TIE_SIDE2=-1`) the long end winds back round the jaws
+//!   (+1.48 turns, 6.4 N at 21 s). tests/instrument_tie.rs keeps the granny's test,
 //!   ignored with that reason;
 //! - `square` (the other sense): the wraps go on (−1.06 turns at 16.4 s) but the first throw
 //!   loosens and tightens through the orbit (gap 0.86, −0.01, 0.68, 0.92 mm) and comes undone
@@ -176,7 +178,7 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN` (above).
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -1178,7 +1180,12 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         left.at_swage(t, back, ql, swage_off);
         // 4. The hands cross: the tail to the far side of the wound, the long end to its
         // near side, and pull the throw down flat.
-        let side = if n % 2 == 0 { -1.0 } else { 1.0 };
+        // `TIE_SIDE2=-1` (a development aid): the later throws' hands cross the other way.
+        let side = if n % 2 == 0 {
+            -1.0
+        } else {
+            env_f("TIE_SIDE2", 1.0)
+        };
         t += 1.5;
         right.at(t, Vec3::new(side * 0.030, 0.012, -0.01) - d * jaw, q);
         left.at_swage(t, Vec3::new(-side * 0.030, 0.006, 0.0), ql, swage_off);
