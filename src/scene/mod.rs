@@ -1607,7 +1607,6 @@ fn build_rod(
             params.radius,
             SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
         );
-        c.skip = SelfContact::skip_for(seg, params.radius);
         c.friction = dynamics.self_friction;
         c.friction_model = dynamics.self_friction_model;
         if dynamics.config.method == Method::Pd && !strands {
