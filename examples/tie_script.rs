@@ -380,8 +380,7 @@ impl Eye {
 /// its jaws' axis `at` [m] from the hinge: the tail's node nearest the axis ahead of the
 /// jaws, brought onto it. None if no tail node lies ahead of the hinge.
 pub fn tail_offset(world: &World, at: f64) -> Option<Vec3> {
-    let set = world.suturing.as_ref()?.instruments.as_deref()?;
-    let jr = &set.list[0];
+    let jr = right_driver(world)?;
     let inv = jr.rotation.inverse();
     let x = world.rods[0].positions();
     let seg = (x[1] - x[0]).norm();
@@ -391,18 +390,27 @@ pub fn tail_offset(world: &World, at: f64) -> Option<Vec3> {
         .map(|q| inv * (q - jr.position))
         .filter(|b| b.z > 0.0)
         .min_by(|a, b| a.xy().norm().total_cmp(&b.xy().norm()))?;
-    Some(jr.rotation * Vec3::new(b.x, b.y, b.z - at))
+    Some(onto_axis(jr, b, at))
+}
+
+/// The right driver of a world with instruments.
+fn right_driver(world: &World) -> Option<&suture::sim::instrument::Instrument> {
+    Some(&world.suturing.as_ref()?.instruments.as_deref()?.list[0])
+}
+
+/// The move [m] that brings a point at `b` in the driver's frame onto its jaws' axis `at` [m]
+/// from the hinge.
+fn onto_axis(jr: &suture::sim::instrument::Instrument, b: Vec3, at: f64) -> Vec3 {
+    jr.rotation * Vec3::new(b.x, b.y, b.z - at)
 }
 
 /// Where the right driver must move [m] so that the suture's point `from_end` [m] from its
 /// free end lies on its jaws' axis `at` [m] from the hinge.
 pub fn end_offset(world: &World, at: f64, from_end: f64) -> Option<Vec3> {
-    let set = world.suturing.as_ref()?.instruments.as_deref()?;
-    let jr = &set.list[0];
+    let jr = right_driver(world)?;
     let x = world.rods[0].positions();
     let p = x[0] + (x[1] - x[0]) * (from_end / (x[1] - x[0]).norm()).min(1.0);
-    let b = jr.rotation.inverse() * (p - jr.position);
-    Some(jr.rotation * Vec3::new(b.x, b.y, b.z - at))
+    Some(onto_axis(jr, jr.rotation.inverse() * (p - jr.position), at))
 }
 
 /// The pull on the left hand's needle [N] (what the hand feels of the long end).
@@ -772,7 +780,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 right.at(t + 0.8, h_above + Vec3::y() * 0.004, q2);
                 right.at(t + 1.2, h_above, q2);
                 // Lifting, the jaws take the tail's very end (`TIE_GEND`, a development aid:
-                // else the point aimed at), aimed twice on the way as in the first throw: a
+                // else the point aimed at), aimed four times on the way as in the first throw: a
                 // stub of tail beyond the grip lets the wraps slip off over it.
                 let (mut t_at, mut h_at) = (t + 1.6, h_at);
                 let gend = lift_mode && std::env::var("TIE_GEND").is_ok();
