@@ -362,7 +362,7 @@ fn non_finite_physics_is_rolled_back_reported_and_never_felt() {
     let _s = serial();
     let o = session(Fault::Absurd, (0.8, 0.9), 1.5, disk(), |_| {});
     let p = &o.report.physics;
-    println!("last error: {:?}", p.last_error);
+    println!("first failed step: {:?}", p.first_error);
     // Each physics step that takes an absurd sample fails and is rolled back: one failed step
     // per absurd poll (measured 100 of 100), give or take the two loops' phase at the window's
     // edges (the physics reads the newest sample through a ring: its first or last step in
@@ -375,7 +375,21 @@ fn non_finite_physics_is_rolled_back_reported_and_never_felt() {
         o.served
     );
     assert!((50..=101).contains(&o.served), "{} absurd polls", o.served);
-    assert!(p.last_error.is_some());
+    // The statistics name the first failed step: in the window (simulated time runs on the
+    // wall clock; a 50 ms freeze allowed, as above).
+    let (step, e) = p
+        .first_error
+        .as_ref()
+        .expect("the first failure is reported");
+    assert!(
+        (0.75..=0.92).contains(&e.time) && *step >= 750,
+        "{step}: {e}"
+    );
+    assert!(
+        o.report.to_string().contains("physics first failed step"),
+        "{}",
+        o.report
+    );
     // The world came through finite and the session went on.
     assert!(
         p.world.rods[0]

@@ -420,3 +420,72 @@ fn kinetic_friction_follows_the_thesis_switch() {
         }
     }
 }
+
+/// The IMC stiffness of a world's rod (Cosserat), and its cap.
+fn imc_stiffness(world: &suture::sim::World) -> (f64, f64) {
+    match &world.rods[0].model {
+        suture::sim::RodModel::Cosserat {
+            self_contact: Some(c),
+            ..
+        } => (c.params.stiffness, c.max_stiffness),
+        _ => panic!("a Cosserat rod with self-contact"),
+    }
+}
+
+/// Two strands of a nylon 3-0 suture pressed through each other (0.5 radii apart where they
+/// cross, each end clamped, in a slot too narrow for them to get apart): the adaptive IMC stiffness rises to its cap (the force EA,
+/// `SelfContact::stiffness_cap`) and stops there, and every step succeeds. Before the cap a
+/// live run (tests/vendor.rs, a needle dropped onto the suture) raised it tenfold eight times a
+/// step until Φ reached 7e13 J and every later step failed.
+#[test]
+fn strands_pressed_through_each_other_step_on_at_a_capped_stiffness() {
+    let text = r#"
+version = 1
+duration = 1.0
+gravity = [0.0, 0.0, 0.0]
+self_contact = true
+
+[solver]
+model = "cosserat"
+dt = 1.0e-3
+elements = 40
+
+[[rods]]
+material = "nylon"
+size = "3-0"
+centerline = [[-0.010, 0.0, 2.5e-5], [0.010, 0.0, 2.5e-5], [0.010, 0.008, 0.0], [0.0, 0.008, 0.0], [0.0, 0.0, -2.5e-5], [0.0, -0.010, -2.5e-5]]
+normal = [0.0, 0.0, 1.0]
+start = "clamped"
+end = "clamped"
+
+# A slot 0.6 radii wider than the suture: where the strands cross they cannot get apart.
+[[obstacles]]
+kind = "plane"
+point = [0.0, 0.0, -1.3e-4]
+normal = [0.0, 0.0, 1.0]
+
+[[obstacles]]
+kind = "plane"
+point = [0.0, 0.0, 1.3e-4]
+normal = [0.0, 0.0, -1.0]
+"#;
+    let scene = suture::scene::parse("crossed.toml", text, suture::scene::Overrides::default())
+        .expect("the scene loads");
+    let mut world = scene.world;
+    let (k0, cap) = imc_stiffness(&world);
+    assert!(cap.is_finite() && cap > k0, "{k0} {cap}");
+    let mut peak = k0;
+    for step in 1..=200 {
+        let out = world.step(&mut [], &[], 1e-3);
+        assert!(out.error.is_none(), "step {step}: {:?}", out.error);
+        let (k, _) = imc_stiffness(&world);
+        assert!(k <= cap, "step {step}: {k} over the cap {cap}");
+        peak = peak.max(k);
+        assert!(
+            world.rods[0].positions().iter().all(|p| p.norm() < 0.1),
+            "step {step}: the rod ran away"
+        );
+    }
+    println!("IMC stiffness {k0:.3e} → peak {peak:.3e} J (cap {cap:.3e} J)");
+    assert!(peak > k0, "the penetration never raised the stiffness");
+}

@@ -74,6 +74,9 @@ pub struct SelfContact {
     pub min_distance: f64,
     /// Times the stiffness was raised.
     pub raises: usize,
+    /// The stiffness is never raised past this [J] (see [`SelfContact::stiffness_cap`]);
+    /// infinite unless the scene sets it.
+    pub max_stiffness: f64,
     /// Largest node motion over the last accepted step [m] (tunnelling-safe below margin/2).
     pub max_motion: f64,
     /// Coulomb friction coefficient [-] (0: frictionless).
@@ -115,6 +118,7 @@ impl SelfContact {
             active: 0,
             min_distance: f64::INFINITY,
             raises: 0,
+            max_stiffness: f64::INFINITY,
             max_motion: 0.0,
             friction: 0.0,
             friction_model: FrictionModel::Stick,
@@ -133,6 +137,19 @@ impl SelfContact {
     pub fn stiffness_for(force: f64, radius: f64) -> f64 {
         // −dE/dΔ = k_c σ(z)/h with z = k_e (2 − Δ/h); at Δ = 2h − 0.001h, σ(0.05) ≈ 0.51.
         force.max(1e-9) * radius / 0.51
+    }
+
+    /// The largest stiffness [J] worth raising to for a rod of axial stiffness `ea` = E A [N]
+    /// and radius `radius` [m]: [`SelfContact::stiffness_for`] the force EA, which would
+    /// stretch the rod to twice its length. The IMC force saturates at `k_c / h` under
+    /// penetration (docs/derivations/der-imc.md §B4, `−dE/dΔ → 1` in scaled units), so a stiffer
+    /// contact could only resist forces no rod survives; a penetration that persists at this
+    /// stiffness is strands that have passed through each other, which no stiffness undoes.
+    /// Without the cap each step re-solved eight times, raising k_c tenfold each time, and two
+    /// steps took it to 10^16 times its start (a live run, `tests/vendor.rs`: Φ = 7e13 J,
+    /// every later step failed).
+    pub fn stiffness_cap(ea: f64, radius: f64) -> f64 {
+        Self::stiffness_for(ea, radius)
     }
 
     /// Feed the state a step carries to the next (a state digest, `sim::World::digest`): the
@@ -161,6 +178,8 @@ impl SelfContact {
             active,
             min_distance,
             raises,
+            // The scene's setting.
+            max_stiffness: _,
             max_motion,
             v_last,
         } = self;
@@ -358,8 +377,13 @@ impl NodePotential for SelfContact {
         }
         self.min_distance = min;
         self.active = active;
-        if self.adaptive && min < self.contact_distance() - self.tolerance {
-            self.params.stiffness *= 10.0;
+        // Raise up to the cap; at the cap the state is taken as solved (see
+        // `SelfContact::stiffness_cap`).
+        if self.adaptive
+            && min < self.contact_distance() - self.tolerance
+            && self.params.stiffness < self.max_stiffness
+        {
+            self.params.stiffness = (self.params.stiffness * 10.0).min(self.max_stiffness);
             self.raises += 1;
             return false;
         }
@@ -467,5 +491,42 @@ mod tests {
                 ("max_motion", &|c| ulp(&mut c.max_motion)),
             ],
         );
+    }
+
+    /// Two strands passed through each other (0.5 radii apart, 1.5 radii inside contact): each
+    /// re-solve raises the stiffness tenfold up to the cap, and at the cap the state is taken
+    /// (a penetration no stiffness undoes ends the retries instead of compounding them).
+    #[test]
+    fn the_stiffness_is_raised_up_to_its_cap_and_no_further() {
+        let r = 1e-3;
+        let mut x: Vec<Vec3> = (0..5)
+            .map(|i| Vec3::new(0.004 * i as f64 - 0.008, 0.0, 0.0))
+            .collect();
+        x.push(Vec3::new(0.0, 0.01, 0.0));
+        x.extend((0..5).map(|i| Vec3::new(0.0, 0.0005, 0.008 - 0.004 * i as f64)));
+        let k0 = SelfContact::stiffness_for(1.0, r);
+        let mut c = SelfContact::new(r, k0);
+        // Nylon 3-0 against this radius: EA = 3 GPa × π (0.1 mm)² = 94 N.
+        let ea = 3e9 * std::f64::consts::PI * 1e-8;
+        c.max_stiffness = SelfContact::stiffness_cap(ea, r);
+        c.begin(&x, Some(1e-3));
+        let mut raised = Vec::new();
+        while !c.accept(&x) {
+            raised.push(c.params.stiffness);
+            assert!(raised.len() < 10, "no end to the raises: {raised:?}");
+        }
+        // From 1 N to 94 N: ×10 (10 N), then the cap (94 N, not 100 N).
+        assert_eq!(raised.len(), 2, "{raised:?}");
+        assert_eq!(raised[0], k0 * 10.0);
+        assert_eq!(raised[1], c.max_stiffness);
+        assert!(c.max_stiffness < k0 * 100.0);
+        assert_eq!(c.raises, 2);
+        // The cap holds the force EA at a tenth of the tolerance (`stiffness_for`); the IMC
+        // force saturates at k_c / h (der-imc.md §B4): about 2 EA, more than any rod survives.
+        let saturated = c.max_stiffness / r;
+        assert!((saturated / ea - 1.0 / 0.51).abs() < 1e-12, "{saturated} N");
+        // Taken again at the cap: no raise.
+        assert!(c.accept(&x));
+        assert_eq!(c.raises, 2);
     }
 }

@@ -95,8 +95,17 @@ impl Pacer {
 /// loop's, so the 1 kHz force loop is never the one preempted).
 pub const HAPTIC_PRIORITY: i32 = 80;
 
-/// Scheduling priority of the physics loop's thread under `SCHED_FIFO`.
-pub const PHYSICS_PRIORITY: i32 = 70;
+/// The nice value the physics loop's thread asks for: time-shared, ahead of the recorder, the
+/// viewer and other programs (nice 0), behind the haptic loops (`SCHED_FIFO`).
+///
+/// Not `SCHED_FIFO`: the physics loop is compute-bound (a knot's step can take the whole
+/// millisecond, and a late step is made up back to back), and Linux lets real-time threads use
+/// only `sched_rt_runtime_us` of each `sched_rt_period_us` on a CPU (950 000 of 1 000 000 by
+/// default). A real-time physics thread past that budget had the kernel stop every real-time
+/// thread on its CPU for the rest of the second, the haptic loop with it: on this project's
+/// 2-core CI machine the omega's loop froze for 36–50 ms (`sched: RT throttling activated` in
+/// the kernel log; docs/running.md, "Real-time priority").
+pub const PHYSICS_NICE: i32 = -10;
 
 /// The scheduling a loop's thread ran under.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,6 +120,11 @@ pub enum Priority {
     Refused(i32),
     /// The loop ran on a vendor SDK's servo thread, at the priority the SDK gives it.
     VendorServo,
+    /// Time-shared at this nice value (below 0: ahead of the default).
+    Nice(i32),
+    /// A nice value below 0 was asked for and refused with this OS error code (0: not
+    /// supported on this OS); the loop ran at the default nice 0.
+    NiceRefused(i32),
 }
 
 impl std::fmt::Display for Priority {
@@ -128,6 +142,16 @@ impl std::fmt::Display for Priority {
                 "normal priority (SCHED_FIFO refused: {}; grant CAP_SYS_NICE or an rtprio limit)",
                 std::io::Error::from_raw_os_error(*e)
             ),
+            Priority::Nice(n) => write!(f, "nice {n}"),
+            Priority::NiceRefused(0) => write!(
+                f,
+                "normal priority (a raised priority is only requested on Linux)"
+            ),
+            Priority::NiceRefused(e) => write!(
+                f,
+                "normal priority (nice {PHYSICS_NICE} refused: {}; grant CAP_SYS_NICE or a nice limit)",
+                std::io::Error::from_raw_os_error(*e)
+            ),
         }
     }
 }
@@ -135,8 +159,8 @@ impl std::fmt::Display for Priority {
 /// Ask for the real-time `SCHED_FIFO` policy at `priority` for the calling thread, as haptic
 /// servo loops do (CHAI3D's haptics thread, OpenHaptics' scheduler), so the process's other
 /// threads (recorder, viewer, memory sampling) and other programs' threads never preempt it.
-/// The loops sleep most of each period, well within Linux's real-time throttling (95 % of each
-/// second). Returns what was obtained; when refused (an unprivileged user needs
+/// The haptic loops sleep most of each period, well within Linux's real-time throttling (95 % of
+/// each second on a CPU); a compute-bound loop must not ask (see [`PHYSICS_NICE`]). Returns what was obtained; when refused (an unprivileged user needs
 /// `CAP_SYS_NICE` or an `rtprio` limit, see README) the loop runs at normal priority.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)] // one FFI call on the calling thread's own handle
@@ -159,6 +183,82 @@ pub fn request_realtime(_priority: i32) -> Priority {
     Priority::Refused(0)
 }
 
+/// Whether the process's memory is locked in RAM (`mlockall`), which a real-time session asks
+/// for before its loops start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemoryLock {
+    /// Not asked for (`--no-realtime`).
+    #[default]
+    NotAsked,
+    /// Every page mapped now and later is resident and locked: a loop never waits on a page
+    /// fault.
+    Locked,
+    /// Not locked: the memory-lock limit (`RLIMIT_MEMLOCK`, in bytes) is finite, and locking
+    /// future mappings under it could make a later allocation fail.
+    Limited(u64),
+    /// `mlockall` refused with this OS error code (0: not supported on this OS).
+    Refused(i32),
+}
+
+impl std::fmt::Display for MemoryLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryLock::NotAsked => write!(f, "memory not locked"),
+            MemoryLock::Locked => write!(f, "memory locked"),
+            MemoryLock::Limited(b) => write!(
+                f,
+                "memory not locked (RLIMIT_MEMLOCK is {b} bytes; `memlock unlimited` in /etc/security/limits.conf)"
+            ),
+            MemoryLock::Refused(0) => write!(f, "memory not locked (only on Linux)"),
+            MemoryLock::Refused(e) => write!(
+                f,
+                "memory not locked (mlockall refused: {})",
+                std::io::Error::from_raw_os_error(*e)
+            ),
+        }
+    }
+}
+
+/// Lock the process's memory, present and future, in RAM (`mlockall(MCL_CURRENT |
+/// MCL_FUTURE)`), as real-time Linux programs do: a page a real-time loop touches for the first
+/// time (a ring's next page, its stack) otherwise faults, and the fault waits for the address
+/// space's lock while another thread maps or unmaps memory (the recorder growing a buffer). In
+/// tests/faults.rs that cost the haptic loop ticks of up to 789 µs and periods of 7 ms (974 Hz);
+/// locked, 1000.0 Hz. Only where nothing can fail for it: as root (`CAP_IPC_LOCK` ignores the
+/// limit) or with an unlimited `RLIMIT_MEMLOCK`; under a finite limit a later allocation past
+/// it would fail, so the memory is left unlocked and the report says why.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // getrlimit, geteuid and mlockall on the calling process
+pub fn lock_memory() -> MemoryLock {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid rlimit for the call to fill; geteuid takes nothing.
+    let (got, root) = unsafe {
+        (
+            libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) == 0,
+            libc::geteuid() == 0,
+        )
+    };
+    let unlimited = got && lim.rlim_cur == libc::RLIM_INFINITY;
+    if !(root || unlimited) {
+        return MemoryLock::Limited(if got { lim.rlim_cur } else { 0 });
+    }
+    // SAFETY: plain flags.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
+        MemoryLock::Locked
+    } else {
+        MemoryLock::Refused(std::io::Error::last_os_error().raw_os_error().unwrap_or(-1))
+    }
+}
+
+/// Memory is only locked on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn lock_memory() -> MemoryLock {
+    MemoryLock::Refused(0)
+}
+
 /// The nice value the live knot analysis' thread asks for (runtime::analysis): below the
 /// time-sharing threads' default 0, so the recorder and the viewer go first.
 pub const ANALYSIS_NICE: i32 = 10;
@@ -177,6 +277,25 @@ pub fn lower_priority(nice: i32) -> bool {
 #[cfg(not(target_os = "linux"))]
 pub fn lower_priority(_nice: i32) -> bool {
     false
+}
+
+/// Raise the calling thread's time-sharing priority to `nice` (below 0; needs root,
+/// `CAP_SYS_NICE` or an `RLIMIT_NICE` limit, as `SCHED_FIFO` does). Returns what was obtained.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // one FFI call on the calling thread
+pub fn raise_priority(nice: i32) -> Priority {
+    // SAFETY: setpriority takes plain integers; who = 0 names the calling thread.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } == 0 {
+        Priority::Nice(nice)
+    } else {
+        Priority::NiceRefused(std::io::Error::last_os_error().raw_os_error().unwrap_or(-1))
+    }
+}
+
+/// Thread priorities are only raised on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn raise_priority(_nice: i32) -> Priority {
+    Priority::NiceRefused(0)
 }
 
 #[cfg(test)]
@@ -211,8 +330,43 @@ mod tests {
                     assert_eq!(e, libc::EPERM, "{}", Priority::Refused(e));
                     assert_eq!(own_policy(), (0, 0));
                 }
-                Priority::NotAsked | Priority::VendorServo => panic!("asked"),
+                other => panic!("asked, got {other:?}"),
             }
+        })
+        .join()
+        .expect("the probe thread");
+    }
+
+    /// `raise_priority` reports what the kernel did: when it says nice -10 the thread's nice
+    /// value is -10 and its policy is still time-sharing; when refused, the error is EACCES or
+    /// EPERM and the nice value is still 0.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn raised_priority_reports_what_the_thread_got() {
+        std::thread::spawn(|| {
+            // Field 19 of /proc/thread-self/stat: the nice value.
+            let nice = || -> i32 {
+                let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("procfs");
+                let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+                rest.split_whitespace()
+                    .nth(19 - 3)
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            assert_eq!(nice(), 0, "a new thread runs at nice 0");
+            match raise_priority(PHYSICS_NICE) {
+                Priority::Nice(n) => {
+                    assert_eq!(n, PHYSICS_NICE);
+                    assert_eq!(nice(), PHYSICS_NICE);
+                }
+                Priority::NiceRefused(e) => {
+                    assert!(e == libc::EACCES || e == libc::EPERM, "{e}");
+                    assert_eq!(nice(), 0);
+                }
+                other => panic!("asked for a nice value, got {other:?}"),
+            }
+            assert_eq!(own_policy(), (0, 0), "still time-shared");
         })
         .join()
         .expect("the probe thread");

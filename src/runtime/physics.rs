@@ -6,7 +6,7 @@
 //! with the rods, the targets are a fixed array, and snapshots come from a preallocated pool.
 
 use super::haptic::{HapticFigures, Latest, ProxyState, ToolTarget};
-use super::pacer::{PHYSICS_PRIORITY, Pacer, Priority, request_realtime};
+use super::pacer::{PHYSICS_NICE, Pacer, Priority, raise_priority};
 use super::stats::LoopSummary;
 use crate::session::format::{DigestRecord, EventRecord};
 use crate::session::recorder::{DIGEST_EVERY, PhysicsRecord, RecorderTx, capture};
@@ -32,10 +32,11 @@ pub struct PhysicsReport {
     pub steps: u64,
     /// Steps that did not converge within the iteration cap.
     pub unconverged: u64,
-    /// Steps the solver refused (state rolled back; the loop goes on), and the last reason.
+    /// Steps the solver refused (state rolled back; the loop goes on), and the first one's
+    /// step number and reason (what the later ones followed from).
     pub failed: u64,
     /// See `failed`.
-    pub last_error: Option<crate::sim::SimError>,
+    pub first_error: Option<(u64, crate::sim::SimError)>,
     /// Steps recorded (every step taken or refused, numbered from 1).
     pub recorded_steps: u64,
     /// Ticks given up because the loop fell more than [`MAX_LAG`] behind the wall clock.
@@ -76,7 +77,8 @@ pub const PHYSICS_THREAD: &str = "suture-physics";
 /// Run the physics loop on a new thread until `stop` is set. `tools` are the device-driven
 /// tools (at most `sim::MAX_TOOLS`; `tools[i]` takes `links.targets[i]` and publishes to
 /// `links.proxies[i]`). Times are seconds since `start`. With `realtime` the thread asks for
-/// `SCHED_FIFO` at [`PHYSICS_PRIORITY`], below the haptic loops. The thread is named
+/// nice [`PHYSICS_NICE`] (time-shared, below the haptic loops' `SCHED_FIFO`; why not real-time:
+/// [`PHYSICS_NICE`]). The thread is named
 /// [`PHYSICS_THREAD`].
 pub fn spawn(
     start: Instant,
@@ -91,7 +93,7 @@ pub fn spawn(
     let named = std::thread::Builder::new().name(PHYSICS_THREAD.into());
     let spawned = named.spawn(move || {
         let priority = if realtime {
-            request_realtime(PHYSICS_PRIORITY)
+            raise_priority(PHYSICS_NICE)
         } else {
             Priority::NotAsked
         };
@@ -100,7 +102,7 @@ pub fn spawn(
         let mut pacer = Pacer::catching_up(dt, MAX_LAG);
         let h = dt.as_secs_f64();
         let (mut steps, mut unconverged, mut failed) = (0u64, 0u64, 0u64);
-        let mut last_error = None;
+        let mut first_error = None;
         let mut compute = Duration::ZERO;
         let n = tools
             .len()
@@ -142,7 +144,10 @@ pub fn spawn(
                 }
                 Some(e) => {
                     failed += 1;
-                    last_error = Some(e.clone());
+                    if first_error.is_none() {
+                        // The first failure and its recorded step number.
+                        first_error = Some((index, e.clone()));
+                    }
                 }
             }
             let published = (Instant::now() - start).as_secs_f64();
@@ -210,7 +215,7 @@ pub fn spawn(
             steps,
             unconverged,
             failed,
-            last_error,
+            first_error,
             dropped_ticks: pacer.dropped,
             recorded_steps: index,
             skipped_snapshots: links.snapshots.skipped,

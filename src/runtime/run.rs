@@ -5,6 +5,7 @@
 
 use super::analysis::{self, Analysis, AnalysisReport};
 use super::haptic::{self, HapticConfig, HapticFigures, HapticReport, ProxyState, ToolTarget};
+use super::pacer::MemoryLock;
 use super::physics::{self, PhysicsLinks, PhysicsReport};
 use crate::coupling::{ForceLimiter, VirtualCoupling, Watchdog, WorkspaceMap};
 use crate::device::HapticDevice;
@@ -68,9 +69,11 @@ pub struct RunSetup {
     /// caller; the tools and devices, periods and start time are filled in here). None: no
     /// recording.
     pub record: Option<(Box<dyn std::io::Write + Send>, Header)>,
-    /// Ask for real-time scheduling (`SCHED_FIFO`) for the haptic and physics loops' threads
-    /// (runtime::pacer::request_realtime); refused, they run at normal priority and the
-    /// report says so.
+    /// Ask for real-time scheduling: `SCHED_FIFO` for the haptic loops' threads
+    /// (runtime::pacer::request_realtime), nice −10 for the physics loop's
+    /// (runtime::pacer::PHYSICS_NICE), and the process's memory locked in RAM
+    /// (runtime::pacer::lock_memory); refused, they run at normal priority and the report says
+    /// so.
     pub realtime: bool,
 }
 
@@ -95,6 +98,7 @@ pub struct Running {
     pub couplings: Vec<(VirtualCoupling, bool)>,
     haptic_period: Duration,
     recorder: Recorder,
+    memory: MemoryLock,
 }
 
 /// What one device's haptic loop did.
@@ -123,6 +127,8 @@ pub struct RunReport {
     pub recorder: RecorderReport,
     /// The live knot analysis (None: the world has no rod, or its thread panicked).
     pub analysis: Option<AnalysisReport>,
+    /// Whether the process's memory was locked in RAM for the run.
+    pub memory: MemoryLock,
 }
 
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
@@ -223,6 +229,12 @@ pub fn start_tool(
 /// Start the physics loop and one haptic loop per device.
 pub fn start(setup: RunSetup) -> Result<Running, RunError> {
     setup.world.check_realtime()?;
+    // Before the loops start: their first touch of a page must not fault.
+    let memory = if setup.realtime {
+        super::pacer::lock_memory()
+    } else {
+        MemoryLock::NotAsked
+    };
     let n = setup.devices.len();
     if n == 0 || n > MAX_TOOLS {
         return Err(RunError::Devices(n));
@@ -358,6 +370,7 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         couplings,
         haptic_period,
         recorder,
+        memory,
     })
 }
 
@@ -401,6 +414,7 @@ impl Running {
             haptic_period_us: self.haptic_period.as_secs_f64() * 1e6,
             recorder,
             analysis,
+            memory: self.memory,
         })
     }
 }
@@ -437,13 +451,14 @@ impl fmt::Display for RunReport {
             let h = &r.haptic;
             writeln!(
                 f,
-                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs, tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}{}, physics stalls {}, forces clamped {}, non-finite forces {}",
+                "haptic {} ({}) {:.1} Hz: period p50/p99/max {:.1}/{:.1}/{:.1} µs (longest ending {:.3} s in), tick {:.1}/{:.1} µs mean/max, {} ticks, {} overruns; device faults {}{}, physics stalls {}, forces clamped {}, non-finite forces {}",
                 r.hand.name(),
                 r.device,
                 h.stats.rate,
                 h.stats.p50,
                 h.stats.p99,
                 h.stats.max,
+                h.stats.max_at,
                 h.stats.compute_mean,
                 h.stats.compute_max,
                 h.stats.ticks,
@@ -461,10 +476,11 @@ impl fmt::Display for RunReport {
         }
         writeln!(
             f,
-            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs, step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
+            "physics period p50/p99/max {:.1}/{:.1}/{:.1} µs (longest ending {:.3} s in), step {:.0}/{:.0} µs mean/max, {} steps, {} unconverged, {} failed, {} ticks dropped",
             p.stats.p50,
             p.stats.p99,
             p.stats.max,
+            p.stats.max_at,
             p.stats.compute_mean,
             p.stats.compute_max,
             p.steps,
@@ -472,6 +488,9 @@ impl fmt::Display for RunReport {
             p.failed,
             p.dropped_ticks
         )?;
+        if let Some((step, e)) = &p.first_error {
+            writeln!(f, "physics first failed step {step}: {e}")?;
+        }
         let threads = self
             .hands
             .iter()
@@ -483,8 +502,8 @@ impl fmt::Display for RunReport {
         }
         write!(
             f,
-            "wall {:.2} s; threads: {threads}, physics {}",
-            self.wall, p.priority
+            "wall {:.2} s; threads: {threads}, physics {}; {}",
+            self.wall, p.priority, self.memory
         )
     }
 }

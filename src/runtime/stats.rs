@@ -14,6 +14,8 @@ pub struct LoopStats {
     ticks: u64,
     total_us: f64,
     max_us: f64,
+    /// When the longest period ended, from the first tick [µs].
+    max_at_us: f64,
     overruns: u64,
     compute_total_us: f64,
     compute_max_us: f64,
@@ -32,6 +34,8 @@ pub struct LoopSummary {
     pub p99: f64,
     /// Longest period [µs].
     pub max: f64,
+    /// When the longest period ended, from the loop's first tick [s].
+    pub max_at: f64,
     /// Periods longer than 1.5 × the target.
     pub overruns: u64,
     /// Mean and longest compute time per tick [µs].
@@ -49,6 +53,7 @@ impl LoopStats {
             ticks: 0,
             total_us: 0.0,
             max_us: 0.0,
+            max_at_us: 0.0,
             overruns: 0,
             compute_total_us: 0.0,
             compute_max_us: 0.0,
@@ -61,7 +66,10 @@ impl LoopStats {
         let c = compute.as_secs_f64() * 1e6;
         self.ticks += 1;
         self.total_us += p;
-        self.max_us = self.max_us.max(p);
+        if p > self.max_us {
+            self.max_us = p;
+            self.max_at_us = self.total_us;
+        }
         if p > 1.5 * self.target_us {
             self.overruns += 1;
         }
@@ -96,6 +104,7 @@ impl LoopStats {
             p50: 0.0,
             p99: 0.0,
             max: self.max_us,
+            max_at: self.max_at_us * 1e-6,
             overruns: self.overruns,
             compute_mean: self.compute_total_us / n,
             compute_max: self.compute_max_us,
@@ -130,6 +139,8 @@ mod tests {
         assert_eq!(m.p50, 1000.5);
         assert_eq!(m.p99, 1200.5);
         assert_eq!(m.max, 3000.0);
+        // It ended the run: 98 × 1000 + 1200 + 3000 µs in.
+        assert!((m.max_at - 0.1022).abs() < 1e-12, "{}", m.max_at);
         assert_eq!(m.overruns, 1);
         // 98 × 1000 + 1200 + 3000 µs = 0.1022 s.
         assert!((m.rate - 100.0 / 0.1022).abs() < 1e-9);

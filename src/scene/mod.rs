@@ -1607,6 +1607,10 @@ fn build_rod(
             params.radius,
             SelfContact::stiffness_for((weight + loads).max(bending), params.radius),
         );
+        c.max_stiffness = c.params.stiffness.max(SelfContact::stiffness_cap(
+            params.axial_stiffness(),
+            params.radius,
+        ));
         c.friction = dynamics.self_friction;
         c.friction_model = dynamics.self_friction_model;
         if dynamics.config.method == Method::Pd && !strands {
