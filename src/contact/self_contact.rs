@@ -452,6 +452,17 @@ impl NodePotential for SelfContact {
 mod tests {
     use super::*;
 
+    /// A rod of two straight strands crossing at right angles `gap` [m] apart (centre to
+    /// centre), joined through a node 1 cm up.
+    fn crossing_strands(gap: f64) -> Vec<Vec3> {
+        let mut x: Vec<Vec3> = (0..5)
+            .map(|i| Vec3::new(0.004 * i as f64 - 0.008, 0.0, 0.0))
+            .collect();
+        x.push(Vec3::new(0.0, 0.01, 0.0));
+        x.extend((0..5).map(|i| Vec3::new(0.0, gap, 0.008 - 0.004 * i as f64)));
+        x
+    }
+
     /// The state digest sees the smallest change of every piece of state a step carries to
     /// the next.
     #[test]
@@ -459,11 +470,7 @@ mod tests {
         use crate::math::digest_test::{assert_each_changes, ulp, ulp3};
         // Two strands crossing 1.995 radii apart: a pair in contact, within the tolerance.
         let r = 1e-3;
-        let mut x: Vec<Vec3> = (0..5)
-            .map(|i| Vec3::new(0.004 * i as f64 - 0.008, 0.0, 0.0))
-            .collect();
-        x.push(Vec3::new(0.0, 0.01, 0.0));
-        x.extend((0..5).map(|i| Vec3::new(0.0, 0.001995, 0.008 - 0.004 * i as f64)));
+        let x = crossing_strands(0.001995);
         let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
         c.friction = 0.3;
         c.friction_model = FrictionModel::Kinetic;
@@ -499,11 +506,7 @@ mod tests {
     #[test]
     fn the_stiffness_is_raised_up_to_its_cap_and_no_further() {
         let r = 1e-3;
-        let mut x: Vec<Vec3> = (0..5)
-            .map(|i| Vec3::new(0.004 * i as f64 - 0.008, 0.0, 0.0))
-            .collect();
-        x.push(Vec3::new(0.0, 0.01, 0.0));
-        x.extend((0..5).map(|i| Vec3::new(0.0, 0.0005, 0.008 - 0.004 * i as f64)));
+        let x = crossing_strands(0.0005);
         let k0 = SelfContact::stiffness_for(1.0, r);
         let mut c = SelfContact::new(r, k0);
         // Nylon 3-0 against this radius: EA = 3 GPa × π (0.1 mm)² = 94 N.
