@@ -160,8 +160,9 @@ impl std::fmt::Display for Priority {
 /// servo loops do (CHAI3D's haptics thread, OpenHaptics' scheduler), so the process's other
 /// threads (recorder, viewer, memory sampling) and other programs' threads never preempt it.
 /// The haptic loops sleep most of each period, well within Linux's real-time throttling (95 % of
-/// each second on a CPU); a compute-bound loop must not ask (see [`PHYSICS_NICE`]). Returns what was obtained; when refused (an unprivileged user needs
-/// `CAP_SYS_NICE` or an `rtprio` limit, see README) the loop runs at normal priority.
+/// each second on a CPU); a compute-bound loop must not ask (see [`PHYSICS_NICE`]). Returns
+/// what was obtained; when refused (an unprivileged user needs `CAP_SYS_NICE` or an `rtprio`
+/// limit, see README) the loop runs at normal priority.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)] // one FFI call on the calling thread's own handle
 pub fn request_realtime(priority: i32) -> Priority {

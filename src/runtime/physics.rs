@@ -77,8 +77,8 @@ pub const PHYSICS_THREAD: &str = "suture-physics";
 /// Run the physics loop on a new thread until `stop` is set. `tools` are the device-driven
 /// tools (at most `sim::MAX_TOOLS`; `tools[i]` takes `links.targets[i]` and publishes to
 /// `links.proxies[i]`). Times are seconds since `start`. With `realtime` the thread asks for
-/// nice [`PHYSICS_NICE`] (time-shared, below the haptic loops' `SCHED_FIFO`; why not real-time:
-/// [`PHYSICS_NICE`]). The thread is named
+/// nice [`PHYSICS_NICE`]: time-shared, below the haptic loops' `SCHED_FIFO` (its docs say why
+/// not real-time). The thread is named
 /// [`PHYSICS_THREAD`].
 pub fn spawn(
     start: Instant,
