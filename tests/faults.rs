@@ -418,7 +418,7 @@ fn recorder_disk_failure_keeps_what_was_written_and_the_session_goes_on() {
         "the write error was not reported"
     );
     // The loops kept their rate (the recorder is off the real-time path).
-    assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert!(r.lowest_rate() >= 990.0, "{r}");
     assert_eq!(r.physics.failed, 0);
     assert_force_bound(&o, None);
     // Everything written before the failure decodes: steps from 0 with no gap, the whole
@@ -452,7 +452,7 @@ fn stalled_render_thread_costs_snapshots_not_rate_or_force() {
         assert!(after > seen, "snapshots did not resume: {seen} → {after}");
     });
     let r = &o.report;
-    assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+    assert!(r.lowest_rate() >= 990.0, "{r}");
     assert!(r.physics.skipped_snapshots > 0, "the stall was not seen");
     assert_eq!(r.hands[0].haptic.device_faults + r.physics.failed, 0);
     assert_force_bound(&o, None);

@@ -20,6 +20,7 @@ fn pacer_holds_1_khz_over_three_seconds() {
         Duration::from_millis(1),
         suture::runtime::haptic::HAPTIC_MAX_LAG,
     );
+    let steal = suture::runtime::steal::StealMeter::start();
     let start = Instant::now();
     let mut work = Duration::ZERO;
     for _ in 0..3000 {
@@ -31,13 +32,21 @@ fn pacer_holds_1_khz_over_three_seconds() {
         work = t.elapsed();
     }
     let wall = start.elapsed().as_secs_f64();
+    let stolen = steal.map(|m| m.stolen()).unwrap_or_default();
     let s = p.stats.summary();
     println!(
-        "pacer: {} periods, {:.1} Hz (wall {:.3} s), p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs, {} overruns, compute {:.0}/{:.0} µs",
+        "pacer: {} periods, {:.1} Hz (wall {:.3} s), p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs, {} overruns, compute {:.0}/{:.0} µs; {stolen}",
         s.ticks, s.rate, wall, s.p50, s.p99, s.max, s.overruns, s.compute_mean, s.compute_max
     );
     assert_eq!(s.ticks, 2999);
-    assert!(s.rate >= 990.0, "achieved {} Hz", s.rate);
+    // Over the time the machine was ours: a shared VM's hypervisor may take a CPU away, and
+    // then no thread on it runs (runtime::steal).
+    let rate = s.rate_excluding(stolen.max);
+    assert!(
+        rate >= 990.0,
+        "achieved {rate} Hz ({} Hz; {stolen})",
+        s.rate
+    );
     assert!(s.compute_mean >= 50.0);
 }
 
@@ -101,6 +110,7 @@ mod haptic {
         let (mut proxy_tx, proxy_rx) = haptic::latest::<ProxyState>(64);
         let (targets_tx, mut targets_rx) = HeapRb::new(4096).split();
         let stop = Arc::new(AtomicBool::new(false));
+        let steal = suture::runtime::steal::StealMeter::start();
         let start = Instant::now();
         let h = haptic::spawn(
             start,
@@ -144,6 +154,7 @@ mod haptic {
         }
         stop.store(true, Ordering::Relaxed);
         let report = h.join().expect("haptic thread");
+        let stolen = steal.map(|m| m.stolen()).unwrap_or_default();
         let forces: Vec<(f64, f64)> = std::iter::from_fn(|| rec_rx.try_pop()).collect();
         let peak = forces.iter().map(|f| f.1).fold(0.0, f64::max);
         // The clamped 3 N is held while physics runs.
@@ -169,12 +180,14 @@ mod haptic {
             .filter(|(t, _)| *t > last_pub + 0.017)
             .collect();
         println!(
-            "haptic: {:.1} Hz, p99 {:.1} µs, {} commands, peak {peak:.3} N, {targets} targets, {report:?}",
+            "haptic: {:.1} Hz, p99 {:.1} µs, {} commands, peak {peak:.3} N, {targets} targets, {stolen}, {report:?}",
             report.stats.rate,
             report.stats.p99,
             forces.len()
         );
-        assert!(report.stats.rate >= 990.0, "{}", report.stats.rate);
+        // Over the time the machine was ours (runtime::steal).
+        let rate = report.stats.rate_excluding(stolen.max);
+        assert!(rate >= 990.0, "{rate} Hz ({}; {stolen})", report.stats.rate);
         assert!(peak <= 3.0 + 1e-12, "peak {peak}");
         assert!(
             held,
@@ -271,7 +284,7 @@ damping_ratio = 1.0
         let spring = &r.physics.tools[0].coupling;
         println!("end to end: tip {tip:?} (error {err:.2e} m)\n{r}");
         assert!(err < 1e-3, "tip {tip:?}");
-        assert!(r.hands[0].haptic.stats.rate >= 990.0 && r.physics.stats.rate >= 990.0);
+        assert!(r.lowest_rate() >= 990.0, "{r}");
         // The haptic loop asked for SCHED_FIFO, the physics loop for a raised nice value (never
         // real-time: pacer::PHYSICS_NICE says why); both granted where the user may, e.g. as
         // root on CI, both refused otherwise.
@@ -402,13 +415,14 @@ frequency = 5.0
         std::thread::sleep(Duration::from_secs(3));
         let r = running.stop().unwrap();
         println!("default scene, 3 s:\n{r}");
+        let stolen = r.stolen_s();
         assert!(
-            r.hands[0].haptic.stats.rate >= 990.0,
-            "haptic {}",
+            r.hands[0].haptic.stats.rate_excluding(stolen) >= 990.0,
+            "haptic {} ({stolen} s stolen)",
             r.hands[0].haptic.stats.rate
         );
-        // The physics never falls behind: one step per millisecond of wall time.
-        let expected = r.wall / 1e-3;
+        // The physics never falls behind: one step per millisecond of the machine's time.
+        let expected = (r.wall - stolen) / 1e-3;
         assert!(
             r.physics.steps as f64 >= 0.99 * expected - 2.0,
             "{} steps in {:.3} s",
@@ -416,8 +430,8 @@ frequency = 5.0
             r.wall
         );
         assert!(
-            r.physics.stats.rate >= 990.0,
-            "physics {}",
+            r.physics.stats.rate_excluding(stolen) >= 990.0,
+            "physics {} ({stolen} s stolen)",
             r.physics.stats.rate
         );
         assert_eq!(r.physics.failed, 0);
@@ -471,8 +485,8 @@ frequency = 5.0
             r.hands[0].haptic.device_faults
         );
         // The session went on: the physics kept its rate through and after the fault.
-        assert!(r.physics.stats.rate >= 990.0 && r.physics.failed == 0);
-        assert!(r.physics.steps as f64 >= 0.99 * r.wall / 1e-3 - 2.0);
+        assert!(r.physics.stats.rate_excluding(r.stolen_s()) >= 990.0 && r.physics.failed == 0);
+        assert!(r.physics.steps as f64 >= 0.99 * (r.wall - r.stolen_s()) / 1e-3 - 2.0);
         assert!(r.hands[0].haptic.non_finite == 0);
     }
 }

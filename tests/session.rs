@@ -857,14 +857,11 @@ fn a_two_device_session_records_both_hands_and_replays_bit_for_bit() {
     assert_eq!(report.physics.failed, 0);
     assert_eq!(report.recorder.dropped, 0);
     // The loops keep their rates in an optimised build (`cargo test --release`, as CI runs).
-    // Unoptimised, a step takes about 12 ms here: the physics thread (SCHED_FIFO) runs without
-    // a break, drops ticks and starves the haptic threads at times; the recording and replay
-    // below do not depend on it.
+    // Unoptimised, a step takes about 12 ms here: the physics thread (at raised priority) runs
+    // without a break, drops ticks and starves the haptic threads at times; the recording and
+    // replay below do not depend on it.
     if cfg!(not(debug_assertions)) {
-        for h in &report.hands {
-            assert!(h.haptic.stats.rate >= 990.0, "{h:?}");
-        }
-        assert!(report.physics.stats.rate >= 990.0, "{report}");
+        assert!(report.lowest_rate() >= 990.0, "{report}");
     }
     // Each hand moved its own rod's tip where its script put it.
     let tips = |w: &suture::sim::World| [w.rods[0].positions()[20], w.rods[1].positions()[20]];

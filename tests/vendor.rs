@@ -107,7 +107,9 @@ fn norm(r: &[f64; 8]) -> f64 {
     (r[1] * r[1] + r[2] * r[2] + r[3] * r[3]).sqrt()
 }
 
-/// The run's line for `hand`: (rate [Hz], device faults, missed servo ticks, physics stalls).
+/// The run's line for `hand`: (rate [Hz] over the time the machine was ours, i.e. leaving
+/// out the hypervisor's steal the run reports (runtime::steal), device faults, missed servo
+/// ticks, physics stalls).
 fn hand_line(stdout: &str, hand: &str) -> (f64, u64, u64, u64) {
     let line = stdout
         .lines()
@@ -122,12 +124,26 @@ fn hand_line(stdout: &str, hand: &str) -> (f64, u64, u64, u64) {
             digits.parse().unwrap()
         })
     };
-    let rate = line[..line.find(" Hz:").unwrap()]
+    let rate: f64 = line[..line.find(" Hz:").unwrap()]
         .rsplit(' ')
         .next()
         .unwrap()
         .parse()
         .unwrap();
+    let ticks: f64 = line[..line.find(" ticks, ").unwrap()]
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let stolen = stdout.find("hypervisor steal ").map_or(0.0, |i| {
+        let ms: String = stdout[i + "hypervisor steal ".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        ms.parse::<f64>().unwrap() * 1e-3
+    });
+    let rate = ticks / (ticks / rate - stolen);
     let missed = line.find(" missed servo ticks").map_or(0, |i| {
         let open = line[..i].rfind('(').unwrap();
         line[open + 1..i].parse().unwrap()

@@ -6,6 +6,7 @@
 //! - [`physics`]: the physics loop thread (sim::World::step at the scene's dt).
 //! - [`run`]: starting and stopping a session (both loops and the recorder).
 //! - [`replay`]: the viewer's replay player thread.
+//! - [`steal`]: time the hypervisor took from the CPUs over a run (/proc/stat).
 //! - [`analysis`]: the live knot analysis thread (low priority, not a real-time loop).
 
 pub mod analysis;
@@ -15,6 +16,7 @@ pub mod physics;
 pub mod replay;
 pub mod run;
 pub mod stats;
+pub mod steal;
 
 pub use pacer::Pacer;
 pub use stats::{LoopStats, LoopSummary};

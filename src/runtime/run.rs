@@ -99,6 +99,7 @@ pub struct Running {
     haptic_period: Duration,
     recorder: Recorder,
     memory: MemoryLock,
+    steal: Option<super::steal::StealMeter>,
 }
 
 /// What one device's haptic loop did.
@@ -129,6 +130,8 @@ pub struct RunReport {
     pub analysis: Option<AnalysisReport>,
     /// Whether the process's memory was locked in RAM for the run.
     pub memory: MemoryLock,
+    /// Time the hypervisor took from the CPUs while the loops ran (None: no /proc/stat).
+    pub stolen: Option<super::steal::Stolen>,
 }
 
 /// The frame of the held segment at t = 0 (the map's `frame`: a device at its identity
@@ -296,6 +299,7 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         a
     });
     let stop = Arc::new(AtomicBool::new(false));
+    let steal = super::steal::StealMeter::start();
     let started = Instant::now();
     let haptic_period = setup.haptic_period;
     let mut links = PhysicsLinks {
@@ -371,6 +375,7 @@ pub fn start(setup: RunSetup) -> Result<Running, RunError> {
         haptic_period,
         recorder,
         memory,
+        steal,
     })
 }
 
@@ -379,6 +384,7 @@ impl Running {
     pub fn stop(self) -> Result<RunReport, RunError> {
         self.stop.store(true, Ordering::Relaxed);
         let wall = self.started.elapsed().as_secs_f64();
+        let stolen = self.steal.as_ref().map(|m| m.stolen());
         let mut hands = Vec::with_capacity(self.haptic.len());
         let mut panicked = false;
         for (hand, device, thread) in self.haptic {
@@ -415,7 +421,26 @@ impl Running {
             recorder,
             analysis,
             memory: self.memory,
+            stolen,
         })
+    }
+}
+
+impl RunReport {
+    /// The most the hypervisor took from one CPU while the loops ran [s] (0 where unknown):
+    /// the time to leave out of a loop's rate (`LoopSummary::rate_excluding`).
+    pub fn stolen_s(&self) -> f64 {
+        self.stolen.map_or(0.0, |s| s.max)
+    }
+
+    /// The lowest rate of any loop, haptic or physics, over the time the machine was ours
+    /// (`LoopSummary::rate_excluding` with [`RunReport::stolen_s`]) [Hz].
+    pub fn lowest_rate(&self) -> f64 {
+        let s = self.stolen_s();
+        self.hands
+            .iter()
+            .map(|h| h.haptic.stats.rate_excluding(s))
+            .fold(self.physics.stats.rate_excluding(s), f64::min)
     }
 }
 
@@ -504,6 +529,10 @@ impl fmt::Display for RunReport {
             f,
             "wall {:.2} s; threads: {threads}, physics {}; {}",
             self.wall, p.priority, self.memory
-        )
+        )?;
+        if let Some(s) = &self.stolen {
+            write!(f, "; {s}")?;
+        }
+        Ok(())
     }
 }

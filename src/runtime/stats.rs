@@ -44,6 +44,19 @@ pub struct LoopSummary {
     pub compute_max: f64,
 }
 
+impl LoopSummary {
+    /// The rate over the time the loop's CPU was this machine's [Hz]: ticks / (elapsed −
+    /// `stolen`), where `stolen` [s] is time the hypervisor took (runtime::steal). No thread
+    /// runs while its virtual CPU is stolen, so this is the rate the loop held while it could.
+    pub fn rate_excluding(&self, stolen: f64) -> f64 {
+        if self.rate <= 0.0 {
+            return 0.0;
+        }
+        let elapsed = self.ticks as f64 / self.rate;
+        self.ticks as f64 / (elapsed - stolen).max(f64::MIN_POSITIVE)
+    }
+}
+
 impl LoopStats {
     /// Statistics for a loop of period `target`. Allocates its histogram here, once.
     pub fn new(target: Duration) -> Self {
@@ -144,6 +157,9 @@ mod tests {
         assert_eq!(m.overruns, 1);
         // 98 × 1000 + 1200 + 3000 µs = 0.1022 s.
         assert!((m.rate - 100.0 / 0.1022).abs() < 1e-9);
+        // 2.2 ms of the 102.2 ms stolen: 100 ticks in 100 ms.
+        assert!((m.rate_excluding(0.0022) - 1000.0).abs() < 1e-9);
+        assert_eq!(m.rate_excluding(0.0), m.rate);
         assert!((m.compute_mean - 102.0).abs() < 1e-9 && m.compute_max == 300.0);
     }
 }
