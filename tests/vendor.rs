@@ -77,8 +77,13 @@ fn double_config(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// One `suture` process at a time: the live runs each spin two 1 kHz loops and a physics loop,
+/// and the machine has two cores (run side by side, one run's physics fell to 878 Hz).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `suture ARGS` with the double's configs in the environment and no other vendor library.
 fn suture(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut c = Command::new(env!("CARGO_BIN_EXE_suture"));
     c.args(args)
         .env_remove("SUTURE_OPENHAPTICS_LIB")
@@ -154,6 +159,21 @@ fn hand_line(stdout: &str, hand: &str) -> (f64, u64, u64, u64) {
         missed,
         after("physics stalls "),
     )
+}
+
+/// The median force, axis by axis, over the commands in [from, to) [N], SDK axes.
+fn median_force(log: &[[f64; 8]], from: f64, to: f64) -> [f64; 3] {
+    let mut m = [0.0; 3];
+    for (k, m) in m.iter_mut().enumerate() {
+        let mut v: Vec<f64> = log
+            .iter()
+            .filter(|r| r[0] >= from && r[0] < to)
+            .map(|r| r[k + 1])
+            .collect();
+        v.sort_by(f64::total_cmp);
+        *m = v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
+    }
+    m
 }
 
 /// The mean force over the commands in [from, to) [N], SDK axes.
@@ -308,16 +328,21 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
         println!("{what}: {} commands, peak {peak:.3} N", log.len());
     }
     // Each hand holds its instrument up: it feels the instrument's weight (m g = 0.02 kg ×
-    // 9.81 m/s²) down, along HD -y for the Touch and DHD -z for the omega.
+    // 9.81 m/s²) down, along HD -y for the Touch and DHD -z for the omega, once the omega has
+    // let the needle go (before 2 s it holds the needle and suture too: 0.2315 N measured).
+    // The median force: the needle's fall onto the pad after 2 s makes physics steps of up to
+    // 9 ms, and the watchdog fades the force at each (issue #23; the haptic lines count them
+    // as physics stalls, and the deliberate stall at 7 s tests the fade). A mean over the
+    // window fell to 0.143 N in 1 of 15 runs; a median is the force held between fades.
     let weight = 0.02 * 9.81;
     for (log, down, what) in [(&touch, 1, "touch"), (&omega, 2, "omega")] {
-        let m = mean_force(log, 2.5, 3.0);
-        println!("{what}: mean force over 2.5-3.0 s {m:?} N (SDK axes)");
+        let m = median_force(log, 2.5, 3.0);
+        println!("{what}: median force over 2.5-3.0 s {m:?} N (SDK axes)");
         let mut want = [0.0; 3];
         want[down] = -weight;
         for k in 0..3 {
             assert!(
-                (m[k] - want[k]).abs() < 0.03,
+                (m[k] - want[k]).abs() < 1e-3,
                 "{what}: {m:?} N, want {want:?}"
             );
         }
@@ -422,9 +447,20 @@ fn two_touch_devices_share_the_hd_scheduler() {
         let log = forces(&dir.join(format!("touch-{id}.csv")));
         assert!(log.len() > 1800, "{hand}: {} commands", log.len());
         assert!(log.iter().all(|r| norm(r) <= TOUCH_MAX + 1e-9));
-        // Each Touch holds its instrument's weight (0.196 N down, HD -y) once still.
+        // Each Touch holds its instrument's weight (0.196 N down, HD -y) once still; the left
+        // holds the needle too, and feels the suture's elastic pull on it as well (0.0287 N
+        // more down, measured in 5 of 5 runs; the needle's and suture's weight is < 1 mN).
         let m = mean_force(&log, 1.0, 2.0);
-        assert!((m[1] + 0.02 * 9.81).abs() < 0.03, "{hand}: {m:?} N");
+        println!("{hand}: mean force over 1-2 s {m:?} N (SDK axes)");
+        let weight = 0.02 * 9.81;
+        if hand == "right" {
+            assert!((m[1] + weight).abs() < 1e-3, "{hand}: {m:?} N");
+        } else {
+            assert!(
+                -m[1] > weight + 0.02 && -m[1] < weight + 0.04,
+                "{hand}: {m:?} N"
+            );
+        }
     }
 }
 
