@@ -163,23 +163,18 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
 }
 
 // Measured (`cargo test --release --test instrument_tie -- --ignored --nocapture`, 2026-11-26):
-// self-contact skips |i − j| ≤ 2 (`DEFAULT_SKIP`); the KnotTracker names it granny (gap
-// 1.00 → −0.04 mm, 3738 of 22 506 steps unconverged, 0 failed), but segments 48 and 50 of the
-// long end come within 0.046 mm at 20.98 s: the second throw's crossing is made through a
-// hairpin at segment 49 that self-contact does not see. der-imc.md §F5 A's rule for these
-// 1.4 mm segments (|i − j| ≥ 2 interact; branch `skip-rule`) removes the hairpin (closest
-// 0.199 mm) and with it the second throw (one throw: the wraps slip off over the 1.5 mm of
-// tail beyond the grip; taking the very end, tie_script's `TIE_GI=3`, the loop rides back
-// onto the jaws as the hands cross), and it makes tests/instruments.rs's hand-over fail, so
-// it is not on main (issue #22; examples/tie_script.rs, Status). Without the self-contact
-// stiffness cap the hand-over's solve went singular at 2.645 s; with it (2026-11-27) the
-// failure is earlier and plainer: as the right driver comes for the needle the suture pulls
-// taut (20.7 N at 1.0 s, against 0.12 N without the rule) and draws the needle 4 mm from where
-// the jaws close, so they close on nothing, and lifting the empty jaws later runs the solve
-// away (2.704 s). The cap left this test's run as it was (the same 3738 unconverged steps and
-// closest approach).
+// with self-contact skipping |i − j| ≤ 2 (`DEFAULT_SKIP`), the KnotTracker named it granny
+// (gap 1.00 → −0.04 mm, 3738 of 22 506 steps unconverged, 0 failed), but segments 48 and 50
+// of the long end came within 0.046 mm at 20.98 s: the second throw's crossing was made
+// through a hairpin at segment 49 that self-contact did not see. der-imc.md §F5 A's rule for
+// these 1.4 mm segments (`SelfContact::skip_for`: |i − j| ≥ 2 interact; on main since
+// 2026-11-27) removes the hairpin (closest 0.199 mm) and with it the second throw (one throw:
+// the wraps slip off over the 1.5 mm of tail beyond the grip; taking the very end,
+// tie_script's `TIE_GI=3`, the loop rides back onto the jaws as the hands cross; issue #22,
+// examples/tie_script.rs, Status). The rule leaves the first throw above as it was (the same
+// iterations, unconverged steps and closest approach: no two segments one apart come near).
 #[test]
-#[ignore = "fails: segments 48 and 50 within 0.046 mm at 20.98 s (a hairpin fold); #22"]
+#[ignore = "fails: one throw, the second throw's wraps come off the driver's jaws; #22"]
 fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // Two single throws of the same sense on the 1 mm wound (tie_script's second throw: the
     // driver takes the tail near its end and stands it up from the knot, the long end is

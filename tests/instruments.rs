@@ -3,6 +3,7 @@
 //! take the needle from the other instrument (hand-over). The world is stepped through
 //! `World::step` with two tools, as the live loop steps it.
 
+use suture::contact::segment;
 use suture::math::{Quat, Vec3};
 use suture::scene::{self, Overrides, Scene};
 use suture::sim::instrument::{GraspChange, Hold};
@@ -70,6 +71,18 @@ fn lerp(t: f64, (t0, a): (f64, Vec3), (t1, b): (f64, Vec3)) -> (Vec3, Vec3) {
         Vec3::zeros()
     };
     (a + (b - a) * s, v)
+}
+
+/// The closest approach of two segments of `x` with at least one segment between them [m].
+fn closest_non_neighbours(x: &[Vec3]) -> f64 {
+    let n = x.len() - 1;
+    let mut best = f64::INFINITY;
+    for i in 0..n {
+        for j in i + 2..n {
+            best = best.min(segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance);
+        }
+    }
+    best
 }
 
 /// The instruments of `world` (right, left).
@@ -273,34 +286,30 @@ fn the_needle_is_handed_from_one_driver_to_the_other() {
     );
     let (r0, qr, l0, ql) = start_poses(&world);
     let jaw = set.list[0].spec.jaw_length;
-    // The right jaws onto the needle near its point (the left holds it mid-arc), aimed at
-    // where the needle is 0.8 s in (it settles on the suture's pull meanwhile).
+    // The right jaws onto the needle near its point (the left holds it mid-arc), the needle at
+    // 70 % of the jaws' length. The jaws point along +z and the needle and suture lie in z = 0:
+    // the jaws come to a stand 6 mm back along their axis (their tips 2.4 mm clear of that
+    // plane) by 0.6 s, then slide forward onto the needle, aimed where it is then (it settles
+    // on its grip meanwhile), so they never sweep across the suture.
+    let axis = qr * Vec3::z();
     let aim = |w: &World| {
         let n = &w.suturing.as_ref().unwrap().needle;
-        n.point(0.9 * n.shape.arc_angle) - qr * Vec3::new(0.0, 0.0, 0.7 * jaw)
+        n.point(0.9 * n.shape.arc_angle) - axis * (0.7 * jaw)
     };
+    let back = axis * 0.006;
     let mut take = aim(&world);
-    let mut from = r0;
     let h = world.dt().unwrap();
     let mut grip_at_handover = None;
+    let mut closest = f64::INFINITY;
     for _ in 0..3000 {
         let t = world.time + h;
-        if (0.8..0.8 + 0.5 * h).contains(&(t - 0.5 * h)) {
-            from = world
-                .suturing
-                .as_ref()
-                .unwrap()
-                .instruments
-                .as_ref()
-                .unwrap()
-                .list[0]
-                .position;
+        if (0.6 - 0.5 * h..0.6 + 0.5 * h).contains(&t) {
             take = aim(&world);
         }
-        let (p, v) = if t < 0.8 {
-            lerp(t, (0.0, r0), (0.8, take))
+        let (p, v) = if t < 0.6 {
+            lerp(t, (0.0, r0), (0.6, take - back))
         } else if t < 1.3 {
-            lerp(t, (0.8, from), (1.0, take))
+            lerp(t, (0.6, take - back), (1.0, take))
         } else {
             lerp(t, (1.5, take), (2.5, take + Vec3::new(0.0, 0.015, 0.0)))
         };
@@ -313,7 +322,21 @@ fn the_needle_is_handed_from_one_driver_to_the_other() {
         if (1.49..1.5).contains(&t) {
             grip_at_handover = Some(world.suturing.as_ref().unwrap().needle.grip_position);
         }
+        closest = closest.min(closest_non_neighbours(world.rods[0].positions()));
     }
+    // No strand passed through another: segments with one or more between them never closer
+    // than the suture's diameter less 1 % of its radius (the contact's tolerance). (With the
+    // jaws swept across the suture, before 2026-11-27, it folded round one segment: 0.042 mm.)
+    let r = suture::rod::params::usp_radius("3-0").unwrap();
+    println!(
+        "hand-over: closest non-neighbouring segments {:.4} mm",
+        closest * 1e3
+    );
+    assert!(
+        closest >= 2.0 * r - 0.01 * r,
+        "closest {} mm",
+        closest * 1e3
+    );
     let su = world.suturing.as_ref().unwrap();
     let set = su.instruments.as_ref().unwrap();
     assert_eq!(

@@ -132,6 +132,18 @@ impl SelfContact {
         }
     }
 
+    /// The neighbour rule for segments of length `segment` [m] on a rod of radius `radius` [m]:
+    /// segments i < j interact when the rod between them, `(j − i − 1)·segment`, is at least
+    /// π h long (docs/derivations/der-imc.md §F5 A: "|i − j| ≥ 3 for Δs ≈ 2h; ≥ 2 for
+    /// Δs ≫ h"); nearer ones meet only through the rod's own bend. Returns the largest
+    /// `j − i` that does not interact (at least 1: neighbours share a node).
+    pub fn skip_for(segment: f64, radius: f64) -> usize {
+        if !(segment > 0.0) || !(radius > 0.0) {
+            return DEFAULT_SKIP;
+        }
+        ((std::f64::consts::PI * radius / segment).ceil() as usize).clamp(1, 64)
+    }
+
     /// A stiffness [J] whose contact force `−dE/dΔ` reaches `force` [N] at a penetration of a
     /// tenth of the tolerance (so loads of that size are held without raises).
     pub fn stiffness_for(force: f64, radius: f64) -> f64 {
@@ -461,6 +473,21 @@ mod tests {
         x.push(Vec3::new(0.0, 0.01, 0.0));
         x.extend((0..5).map(|i| Vec3::new(0.0, gap, 0.008 - 0.004 * i as f64)));
         x
+    }
+
+    /// The neighbour rule gives docs/derivations/der-imc.md §F5 A's two cases: segments of
+    /// about 2h interact from |i − j| = 3 (the IMC thesis' knots, DEFAULT_SKIP), segments much
+    /// longer than h from |i − j| = 2 (the 3-0 suture's 1.4 mm segments, h = 0.1 mm: a strand
+    /// folded round one segment is felt).
+    #[test]
+    fn the_neighbour_rule_follows_the_segment_length() {
+        let h = 1.6e-3;
+        assert_eq!(SelfContact::skip_for(2.0 * h, h), DEFAULT_SKIP);
+        assert_eq!(SelfContact::skip_for(1.0 / 300.0, h), 2);
+        assert_eq!(SelfContact::skip_for(1.4e-3, 1e-4), 1);
+        // Short segments skip more: the rod between them must be π h long.
+        assert_eq!(SelfContact::skip_for(0.5 * h, h), 7);
+        assert_eq!(SelfContact::skip_for(0.0, h), DEFAULT_SKIP);
     }
 
     /// The state digest sees the smallest change of every piece of state a step carries to

@@ -1611,6 +1611,7 @@ fn build_rod(
             params.axial_stiffness(),
             params.radius,
         ));
+        c.skip = SelfContact::skip_for(seg, params.radius);
         c.friction = dynamics.self_friction;
         c.friction_model = dynamics.self_friction_model;
         if dynamics.config.method == Method::Pd && !strands {
