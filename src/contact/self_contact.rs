@@ -138,7 +138,7 @@ impl SelfContact {
     /// Δs ≫ h"); nearer ones meet only through the rod's own bend. Returns the largest
     /// `j − i` that does not interact (at least 1: neighbours share a node).
     pub fn skip_for(segment: f64, radius: f64) -> usize {
-        if !(segment > 0.0) || !(radius > 0.0) {
+        if !(segment.is_finite() && segment > 0.0 && radius.is_finite() && radius > 0.0) {
             return DEFAULT_SKIP;
         }
         ((std::f64::consts::PI * radius / segment).ceil() as usize).clamp(1, 64)
