@@ -1190,14 +1190,26 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             swage + d * 0.008
         };
         left.at_swage(t, back, ql, swage_off);
-        // 4. The hands cross: the tail to the far side of the wound, the long end to its
-        // near side, and pull the throw down flat.
         // `TIE_SIDE2=-1` (a development aid): the later throws' hands cross the other way.
         let side = if n % 2 == 0 {
             -1.0
         } else {
             env_f("TIE_SIDE2", 1.0)
         };
+        // `TIE_DRAW=MM` (a development aid): the later throws' driver draws the tail on back
+        // along its jaws MM further over `TIE_DRAWT` s (1) before the hands cross, so the
+        // loop round the tail is drawn away from the jaws' tip, while the long end goes low
+        // toward its crossing side (`TIE_DRAWX` mm from the wound, 15) to draw the loop down
+        // the tail toward the knot.
+        let draw = if n > 0 { env_f("TIE_DRAW", 0.0) * 1e-3 } else { 0.0 };
+        if draw > 0.0 {
+            t += env_f("TIE_DRAWT", 1.0);
+            right.at(t, hinge - d * (back_len + draw), q);
+            let x = env_f("TIE_DRAWX", 15.0) * 1e-3;
+            left.at_swage(t, Vec3::new(-side * x, 0.003, 0.0), ql, swage_off);
+        }
+        // 4. The hands cross: the tail to the far side of the wound, the long end to its
+        // near side, and pull the throw down flat.
         t += 1.5;
         right.at(t, Vec3::new(side * 0.030, 0.012, -0.01) - d * jaw, q);
         left.at_swage(t, Vec3::new(-side * 0.030, 0.006, 0.0), ql, swage_off);
@@ -1305,18 +1317,23 @@ pub fn sketch(world: &World, path: &str) {
     const S: usize = 400;
     let (w, h) = (3 * S, S);
     let mut img = vec![255u8; w * h * 3];
-    let views: [Projection; 3] = [
-        |p| (p.x, p.y - 0.015),
-        |p| (p.x, -p.z),
-        |p| (p.z, p.y - 0.015),
-    ];
+    let views: [Projection; 3] = [|p| (p.x, p.y), |p| (p.x, -p.z), |p| (p.z, p.y)];
+    // `TIE_ZOOM=MM` (a development aid): views MM wide about the tail's end, else 80 mm wide
+    // about the wound (15 mm up).
+    let zoom = std::env::var("TIE_ZOOM")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok());
+    let (centre, width) = match zoom {
+        Some(mm) => (world.rods[0].positions()[0], mm * 1e-3),
+        None => (Vec3::new(0.0, 0.015, 0.0), 0.08),
+    };
     let line = |img: &mut Vec<u8>, a: &Vec3, b: &Vec3, c: [u8; 3], thick: i64| {
         for (v, proj) in views.iter().enumerate() {
             let px = |p: &Vec3| {
-                let (u, q) = proj(p);
+                let (u, q) = proj(&(p - centre));
                 (
-                    (S as f64 / 2.0 + u / 0.08 * S as f64) as i64 + (v * S) as i64,
-                    (S as f64 / 2.0 - q / 0.08 * S as f64) as i64,
+                    (S as f64 / 2.0 + u / width * S as f64) as i64 + (v * S) as i64,
+                    (S as f64 / 2.0 - q / width * S as f64) as i64,
                 )
             };
             let (p0, p1) = (px(a), px(b));
@@ -1357,10 +1374,13 @@ pub fn sketch(world: &World, path: &str) {
     let x = world.rods[0].positions();
     let seg = (x[1] - x[0]).norm();
     for (i, p) in x.windows(2).enumerate() {
+        // The tail's first 5 mm red, the rest of the tail black, the long end grey.
         let c = if (i as f64) * seg < 0.005 {
             [220, 0, 0]
-        } else {
+        } else if i < x.len() / 2 {
             [0, 0, 0]
+        } else {
+            [140, 140, 140]
         };
         line(&mut img, &p[0], &p[1], c, 2);
     }
