@@ -159,6 +159,13 @@
 //!   square's other sense needs its own mirror of the geometry (the orbit's start and hook
 //!   sides against the knot), not only the opposite turn.
 //!
+//! Tried 2026-11-27 with the rule on main (`TIE_GI=3`, measured): the tail drawn on back along
+//! the jaws 15 or 30 mm more over 1 s before the hands cross, the long end low toward its side
+//! meanwhile (`TIE_DRAW=15|30`): the first throw's trefoil again; the zoomed sketches
+//! (`TIE_ZOOM=16 --sketch 250`) show why at 19.25 s: the long end leaves the knot up over the
+//! driver's hinge, draped over the instrument rather than round the tail, so drawing the tail
+//! further only draws it out of a loop that was never round it.
+//!
 //! Next for the granny: with the rule (`TIE_GI=3`), follow the loop from 18.6 s, when it lies round the
 //! tail ahead of the tip, to where it rides back onto the jaws; the crossing hands must draw
 //! the tail's end away from it along the tail (the right hand first straight back along the
