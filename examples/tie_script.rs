@@ -1208,7 +1208,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // loop round the tail is drawn away from the jaws' tip, while the long end goes low
         // toward its crossing side (`TIE_DRAWX` mm from the wound, 15) to draw the loop down
         // the tail toward the knot.
-        let draw = if n > 0 { env_f("TIE_DRAW", 0.0) * 1e-3 } else { 0.0 };
+        let draw = if n > 0 {
+            env_f("TIE_DRAW", 0.0) * 1e-3
+        } else {
+            0.0
+        };
         if draw > 0.0 {
             t += env_f("TIE_DRAWT", 1.0);
             right.at(t, hinge - d * (back_len + draw), q);

@@ -107,6 +107,29 @@ fn a_minimum_jerk_reach_has_the_normalised_jerk_of_the_literature() {
     assert!(assess::assess(&jerky).normalized_jerk > 2.0 * m.normalized_jerk);
 }
 
+/// A failed step's state is a solve that ran away (the live square tie of 2026-11-27 recorded
+/// 17 576 N at its first failed step): the forces and the final gap are taken over the steps
+/// that did not fail.
+#[test]
+fn a_failed_steps_runaway_is_not_counted_as_a_force_or_the_final_gap() {
+    let mut rec = session(1000, |t| Vec3::new(t, 0.0, 0.0));
+    rec.header.scene_text = "[tissue]\n".into();
+    for (k, s) in rec.steps.iter_mut().enumerate() {
+        s.tension = 0.5;
+        s.tissue_force = 0.2;
+        s.gap = 1e-3;
+        if k == 500 || k == 999 {
+            (s.failed, s.converged) = (true, false);
+            (s.tension, s.tissue_force, s.gap) = (17_575.9, 1e5, 0.4);
+        }
+    }
+    let m = assess::assess(&rec);
+    assert_eq!((m.max_tension, m.p95_tension), (0.5, 0.5));
+    assert_eq!(m.max_tissue_force, 0.2);
+    assert!((m.mean_tissue_force - 0.2).abs() < 1e-12);
+    assert_eq!(m.final_gap_mm, Some(1.0));
+}
+
 fn event(step: u64, kind: EventKind) -> EventRecord {
     EventRecord {
         step,
