@@ -474,3 +474,46 @@ fn d13_recovers_from_a_large_random_perturbation() {
     assert!(((b - a).norm() - length).abs() < 1e-3 * length);
     assert!(norms < 1e-12 && qerr < 1e-12);
 }
+
+/// A step whose Newton solve did not converge and whose last iterate moves a node faster than
+/// `RUNAWAY_SPEED` (100 m/s) is refused and rolled back, as a non-finite one is; an unconverged
+/// step at a speed a hand could give is kept (the solver's iteration cap is a budget, not an
+/// error). The live square tie of 2026-11-27 had accepted an unconverged step that moved a
+/// suture node 0.44 m in 1 ms.
+#[test]
+fn an_unconverged_step_that_runs_away_is_refused_and_rolled_back() {
+    use suture::rod::{RUNAWAY_SPEED, SolverError};
+    let p = nylon();
+    // No Newton iteration: the step's last iterate is its warm start, the inertial prediction
+    // x + v h, so the kicked node moves at the kick's speed and the step is unconverged (one
+    // iteration already pulls a 400 m/s kick back under 10 m/s on this rod).
+    let config = SolverConfig {
+        max_iterations: 0,
+        ..Default::default()
+    };
+    let h = 1e-3;
+    for (kick, runaway) in [(400.0, true), (1.0, false)] {
+        let mut r = rod(&p, 0.1, 20, CANTILEVER, config);
+        let n = r.segments();
+        // The free end kicked sideways.
+        r.v[n] = Vec3::new(0.0, kick, 0.0);
+        let (x0, v0) = (r.x.clone(), r.v.clone());
+        let d = drive_for(&r);
+        match r.step(h, &d) {
+            Err(SolverError::Runaway { speed }) => {
+                assert!(runaway, "a {kick} m/s kick refused at {speed} m/s");
+                assert!(speed > RUNAWAY_SPEED);
+                assert_eq!((r.x.clone(), r.v.clone()), (x0, v0), "not rolled back");
+            }
+            Ok(rep) => {
+                assert!(!runaway, "a {kick} m/s kick accepted: {rep:?}");
+                assert!(
+                    !rep.converged,
+                    "one iteration converged: the test shows nothing"
+                );
+                assert!((r.x[n] - x0[n]).norm() < 1e-3 * 2.0 * kick);
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}

@@ -21,8 +21,8 @@ pub use der::DerRod;
 pub(crate) use implicit::Potentials;
 pub use implicit::{
     Drive, DynamicParams, DynamicRod, EndCondition, EndTarget, Integrator, LowRank,
-    MAX_POTENTIAL_RETRIES, Method, NodePotential, PotentialSink, Projection, SolverConfig,
-    SolverError, SolverReport,
+    MAX_POTENTIAL_RETRIES, Method, NodePotential, PotentialSink, Projection, RUNAWAY_SPEED,
+    SolverConfig, SolverError, SolverReport,
 };
 pub use params::{Material, RodParams};
 pub use strands::{

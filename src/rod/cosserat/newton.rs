@@ -285,6 +285,9 @@ impl ImplicitRod for CosseratRod {
         self.x.copy_from_slice(&self.work.x_prev);
         self.q.copy_from_slice(&self.work.q_prev);
     }
+    fn max_node_speed(&self) -> f64 {
+        self.v.iter().map(|v| v.norm()).fold(0.0, f64::max)
+    }
     fn impose(&mut self, drive: &Drive) {
         CosseratRod::impose_ends(&mut self.x, self.ends, drive);
     }

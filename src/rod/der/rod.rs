@@ -865,6 +865,9 @@ impl ImplicitRod for DerRod {
         self.a1.copy_from_slice(&w.a1_prev);
         self.mref.copy_from_slice(&w.mref_prev);
     }
+    fn max_node_speed(&self) -> f64 {
+        self.v.iter().map(|v| v.norm()).fold(0.0, f64::max)
+    }
 
     /// Move the held nodes (and the ghost edges' angles) to the drive's targets, carrying
     /// the reference frames along.

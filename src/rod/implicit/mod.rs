@@ -231,7 +231,23 @@ pub enum SolverError {
     /// No Levenberg shift made the Hessian positive definite.
     #[error("the Newton system could not be factorised even with a shift; state rolled back")]
     Singular,
+    /// The solve did not converge and its last iterate moves a node faster than
+    /// [`RUNAWAY_SPEED`]: a solve that has run away, not motion.
+    #[error(
+        "the solve did not converge and would move a node at {speed:.0} m/s; state rolled back"
+    )]
+    Runaway {
+        /// The fastest node's speed over the step [m/s].
+        speed: f64,
+    },
 }
+
+/// A node speed [m/s] no hand-driven suture reaches: hands move under 2 m/s, and the free end
+/// of a nylon suture whipped off a break under 30 m/s. An unconverged step whose last iterate
+/// moves a node faster is refused as a non-finite one is (the live square tie of 2026-11-27
+/// accepted an unconverged step that moved a node 0.44 m in 1 ms, 440 m/s, and every step after
+/// it started from that state; docs/performance.md).
+pub const RUNAWAY_SPEED: f64 = 100.0;
 
 /// Re-solves of one step an external potential may request (each raises its stiffness).
 pub const MAX_POTENTIAL_RETRIES: usize = 8;
@@ -291,6 +307,8 @@ pub(crate) trait ImplicitRod: newton::NewtonRod {
     fn save(&mut self);
     /// Return to the configuration remembered by [`ImplicitRod::save`].
     fn restore(&mut self);
+    /// The fastest node's speed [m/s] (after a step: over the step).
+    fn max_node_speed(&self) -> f64;
     /// Move the held unknowns to the drive's targets.
     fn impose(&mut self, drive: &Drive);
     /// After an equilibrium solve: set every velocity to zero and fill the report fields that
@@ -326,6 +344,12 @@ impl<R: ImplicitRod> DynamicRod for R {
                 Ok(rep) => rep,
             };
             if pot.accept(self.node_positions()) || retries == MAX_POTENTIAL_RETRIES {
+                let speed = self.max_node_speed();
+                if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
+                    self.rewind();
+                    self.release();
+                    return Err(SolverError::Runaway { speed });
+                }
                 rep.retries = retries;
                 rep.external_energy = pot.evaluate(self.node_positions(), None);
                 return Ok(rep);
