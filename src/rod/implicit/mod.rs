@@ -242,11 +242,11 @@ pub enum SolverError {
     },
 }
 
-/// A node speed [m/s] no hand-driven suture reaches: hands move under 2 m/s, and the free end
-/// of a nylon suture whipped off a break under 30 m/s. An unconverged step whose last iterate
-/// moves a node faster is refused as a non-finite one is (the live square tie of 2026-11-27
-/// accepted an unconverged step that moved a node 0.44 m in 1 ms, 440 m/s, and every step after
-/// it started from that state; docs/performance.md).
+/// A node speed [m/s] far past any the hands drive (they move under 2 m/s: this is 50 times
+/// that). An unconverged step whose last iterate moves a node faster is refused as a
+/// non-finite one is (the live square tie of 2026-11-27 accepted an unconverged step that moved
+/// a node 0.44 m in 1 ms, 440 m/s, and every step after it started from that state;
+/// docs/reliability.md).
 pub const RUNAWAY_SPEED: f64 = 100.0;
 
 /// Re-solves of one step an external potential may request (each raises its stiffness).
