@@ -3,7 +3,8 @@
 //! take the needle from the other instrument (hand-over). The world is stepped through
 //! `World::step` with two tools, as the live loop steps it.
 
-use suture::contact::segment;
+mod common;
+
 use suture::math::{Quat, Vec3};
 use suture::scene::{self, Overrides, Scene};
 use suture::sim::instrument::{GraspChange, Hold};
@@ -71,18 +72,6 @@ fn lerp(t: f64, (t0, a): (f64, Vec3), (t1, b): (f64, Vec3)) -> (Vec3, Vec3) {
         Vec3::zeros()
     };
     (a + (b - a) * s, v)
-}
-
-/// The closest approach of two segments of `x` with at least one segment between them [m].
-fn closest_non_neighbours(x: &[Vec3]) -> f64 {
-    let n = x.len() - 1;
-    let mut best = f64::INFINITY;
-    for i in 0..n {
-        for j in i + 2..n {
-            best = best.min(segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance);
-        }
-    }
-    best
 }
 
 /// The instruments of `world` (right, left).
@@ -322,7 +311,8 @@ fn the_needle_is_handed_from_one_driver_to_the_other() {
         if (1.49..1.5).contains(&t) {
             grip_at_handover = Some(world.suturing.as_ref().unwrap().needle.grip_position);
         }
-        closest = closest.min(closest_non_neighbours(world.rods[0].positions()));
+        // Segments with at least one between them.
+        closest = closest.min(common::closest_non_neighbours(world.rods[0].positions(), 1));
     }
     // No strand passed through another: segments with one or more between them never closer
     // than the suture's diameter less 1 % of its radius (the contact's tolerance). (With the

@@ -7,22 +7,13 @@
 //! shrinks and the pull force rises (by thirds of the pull); at the end the knot is named.
 //! About a minute per knot in release.
 
-use suture::contact::segment;
+mod common;
+
+use common::closest_non_neighbours;
 use suture::math::Vec3;
 use suture::scene::{self, Overrides};
 use suture::sim::RodModel;
 use suture::topology;
-
-fn closest_non_neighbours(x: &[Vec3], skip: usize) -> f64 {
-    let n = x.len() - 1;
-    let mut best = f64::INFINITY;
-    for i in 0..n {
-        for j in i + skip + 1..n {
-            best = best.min(segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance);
-        }
-    }
-    best
-}
 
 /// The knot's loop in material length [m] (rest length, so the tails' stretch does not count):
 /// the narrowest span, over 8 projections, of the rod between its outermost self-crossings

@@ -415,7 +415,7 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
     }
     // Forces, over the steps that did not fail: a failed step's state is a solve that ran away
     // (sim: "the suturing state has diverged", a tension over 10 kN), not a force anyone
-    // applied; the next step starts again from the last sound state's hands.
+    // applied.
     let sound = || steps.iter().filter(|s| !s.failed);
     let contact: Vec<f64> = sound()
         .map(|s| s.tissue_force)
@@ -431,12 +431,7 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
     m.max_tension = tension.iter().copied().fold(0.0, f64::max);
     m.p95_tension = percentile(tension, 0.95);
     let sutured = rec.header.scene_text.contains("[tissue]");
-    m.final_gap_mm = steps
-        .iter()
-        .rev()
-        .find(|s| !s.failed)
-        .filter(|_| sutured)
-        .map(|s| s.gap * 1e3);
+    m.final_gap_mm = sound().next_back().filter(|_| sutured).map(|s| s.gap * 1e3);
     m.solver_failures = steps.iter().filter(|s| s.failed || !s.converged).count();
     let none = super::format::ToolHeader::default();
     m.tools = tool_paths(rec)

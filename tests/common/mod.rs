@@ -157,3 +157,18 @@ pub fn chromium(dir: &std::path::Path, page: &std::path::Path, extra: &[String])
     assert!(o.status.success(), "{err}");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// The closest approach of two segments of the polyline `x` more than `skip` apart
+/// (`j − i > skip`) [m].
+pub fn closest_non_neighbours(x: &[suture::math::Vec3], skip: usize) -> f64 {
+    let n = x.len() - 1;
+    let mut best = f64::INFINITY;
+    for i in 0..n {
+        for j in i + skip + 1..n {
+            best = best.min(
+                suture::contact::segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
+            );
+        }
+    }
+    best
+}
