@@ -5,8 +5,8 @@
 //!
 //! - Candidates are found by the grid broad phase at the start of each step (cutoff
 //!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
-//!   as in the thesis (docs/derivations/der-imc.md §E2.8); no candidate pair closes faster than its gap allows within
-//!   a Newton step (conservative advancement). A pair outside the candidate set cannot reach
+//!   as in the thesis (docs/derivations/der-imc.md §E2.8); no Newton iterate brings a candidate
+//!   pair's centrelines closer than one radius (conservative advancement, §F6). A pair outside the candidate set cannot reach
 //!   contact within a step if no node moves more than margin/2 in it: the margin (4h) is
 //!   sized for that, and [`SelfContact::max_motion`] reports the largest motion of the last
 //!   accepted step so a caller can check it.
@@ -45,6 +45,13 @@ use crate::rod::{NodePotential, PotentialSink, Projection};
 /// Segments closer along the rod than this many indices never interact (they touch at
 /// shared or nearby nodes); docs/derivations/der-imc.md §F5 A: |i − j| ≥ 3 for segments of about 2h.
 pub const DEFAULT_SKIP: usize = 2;
+
+/// How far past contact one Newton iterate may press a pair, in radii [-]: the line search
+/// starts no further than the step that brings two segments' centrelines within
+/// `(2 − ITERATE_OVERLAP) r` (1.5 radii apart), so no iterate passes a strand through
+/// another; the accepted step is still held to `2r − tolerance` by the stiffness raise
+/// (docs/derivations/der-imc.md §F6, with the measurements behind the half radius).
+pub const ITERATE_OVERLAP: f64 = 0.5;
 
 /// Which friction law acts between touching strands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +106,10 @@ pub struct SelfContact {
     h: Option<f64>,
     /// Node velocities over the last accepted step [m/s] (kinetic model).
     v_last: Vec<Vec3>,
+    /// Pairs found within contact at the end of a solve that were not candidates at the
+    /// step's start (the strands moved more than the margin in the step): the step is re-solved
+    /// with them ([`NodePotential::accept`]); forgotten when a new step begins.
+    late: Vec<(usize, usize)>,
 }
 
 impl SelfContact {
@@ -126,6 +137,7 @@ impl SelfContact {
             adaptive: true,
             x_start: Vec::new(),
             lags: Vec::new(),
+            late: Vec::new(),
             eps_u: 1e-7,
             h: None,
             v_last: Vec::new(),
@@ -184,6 +196,8 @@ impl SelfContact {
             // Rebuilt by `begin` at each step's start.
             x_start: _,
             lags: _,
+            // Kept only between the re-solves of one step (cleared once a step is accepted).
+            late: _,
             eps_u: _,
             h: _,
             pairs,
@@ -294,6 +308,17 @@ impl SelfContact {
 impl NodePotential for SelfContact {
     fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
         self.pairs = broad::candidates(x_start, self.skip, self.contact_distance() + self.margin);
+        // A re-solve of the same step (the same start) keeps the pairs its last solve found
+        // in contact beyond the candidates; a new step forgets them.
+        if self.x_start.as_slice() == x_start {
+            for p in &self.late {
+                if !self.pairs.contains(p) {
+                    self.pairs.push(*p);
+                }
+            }
+        } else {
+            self.late.clear();
+        }
         self.x_start.clear();
         self.x_start.extend_from_slice(x_start);
         self.eps_u = self.slip_speed * h.unwrap_or(1e-3);
@@ -389,6 +414,21 @@ impl NodePotential for SelfContact {
         }
         self.min_distance = min;
         self.active = active;
+        // A pair that was not a candidate (farther than 2h + margin at the step's start) and
+        // now overlaps was never felt in this solve: re-solve the step with it (a large
+        // motion in one step, a strand snapping off the jaws, can outrun the margin).
+        if self.adaptive {
+            let mut missed = false;
+            for p in broad::candidates(x, self.skip, self.contact_distance() - self.tolerance) {
+                if !self.pairs.contains(&p) && !self.late.contains(&p) {
+                    self.late.push(p);
+                    missed = true;
+                }
+            }
+            if missed {
+                return false;
+            }
+        }
         // Raise up to the cap; at the cap the state is taken as solved (see
         // `SelfContact::stiffness_cap`).
         if self.adaptive
@@ -407,21 +447,27 @@ impl NodePotential for SelfContact {
                     .extend(x.iter().zip(s).map(|(a, b)| (a - b) / h));
             }
         }
+        self.late.clear();
         true
     }
 
     fn max_step(&self, x: &[Vec3], x_full: &[Vec3]) -> f64 {
         let mut t = 1.0f64;
         // Conservative advancement: the closest points of a pair approach each other at most
-        // as fast as the largest motion of their four nodes (twice, one per segment).
+        // as fast as the largest motion of their four nodes (twice, one per segment). An
+        // iterate may close a pair's gap and press on by up to `ITERATE_OVERLAP` radii, never
+        // further, so the centrelines stay apart within the iteration and no strand passes
+        // through another (docs/derivations/der-imc.md §F6; a bound of the tolerance instead
+        // left a pair already in contact only ~1e-3 of a Newton step when it slid along).
         let tol = self.tolerance;
+        let allow = ITERATE_OVERLAP * self.params.radius;
         for &(i, j) in &self.pairs {
             let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
             let gap = d - self.contact_distance();
             let m = |k: usize| (x_full[k] - x[k]).norm();
             let v = m(i).max(m(i + 1)) + m(j).max(m(j + 1));
             if v > 0.0 {
-                t = t.min((gap + tol).max(0.25 * tol) / v);
+                t = t.min((gap + allow).max(0.25 * tol) / v);
             }
         }
         t
@@ -530,6 +576,49 @@ mod tests {
     /// Two strands passed through each other (0.5 radii apart, 1.5 radii inside contact): each
     /// re-solve raises the stiffness tenfold up to the cap, and at the cap the state is taken
     /// (a penetration no stiffness undoes ends the retries instead of compounding them).
+    /// A pair farther apart than the broad phase's cutoff at the step's start (so not a
+    /// candidate) that ends the solve overlapping is caught by `accept`, and the re-solve of
+    /// the same step takes it in; a new step forgets it (der-imc.md §F6).
+    #[test]
+    fn a_pair_that_outruns_the_margin_is_taken_into_the_re_solve() {
+        let r = 1e-3;
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        // The solve ends with the strands crossing 1.5 r apart (overlapping by half a radius);
+        // the pairs at the crossing (the segments either side of it on each strand).
+        let end = crossing_strands(1.5 * r);
+        let crossing = crate::contact::broad::candidates(&end, c.skip, 2.0 * r - c.tolerance);
+        assert!(!crossing.is_empty());
+        // At the step's start they cross 2r + margin + 1 mm apart: not candidates.
+        let start = crossing_strands(2.0 * r + c.margin + 1e-3);
+        c.begin(&start, Some(1e-3));
+        for p in &crossing {
+            assert!(!c.pairs.contains(p), "{p:?} in {:?}", c.pairs);
+        }
+        assert!(
+            !c.accept(&end),
+            "an overlap of r/2 outside the candidates was accepted"
+        );
+        assert_eq!(c.raises, 0, "a missed pair is not a reason to stiffen");
+        // The re-solve starts again from the same state, and feels them.
+        c.begin(&start, Some(1e-3));
+        for p in &crossing {
+            assert!(c.pairs.contains(p), "{p:?} not in {:?}", c.pairs);
+        }
+        // Now felt, the same end state is judged by the stiffness test alone (1.5 r < 2r − tol:
+        // raise and re-solve).
+        assert!(!c.accept(&end));
+        assert_eq!(c.raises, 1);
+        // A new step (another start) forgets them and starts from the broad phase.
+        let moved: Vec<Vec3> = start
+            .iter()
+            .map(|p| p + Vec3::new(1e-4, 0.0, 0.0))
+            .collect();
+        c.begin(&moved, Some(1e-3));
+        for p in &crossing {
+            assert!(!c.pairs.contains(p), "{p:?} in {:?}", c.pairs);
+        }
+    }
+
     #[test]
     fn the_stiffness_is_raised_up_to_its_cap_and_no_further() {
         let r = 1e-3;
