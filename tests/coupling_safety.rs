@@ -161,3 +161,70 @@ fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
     }
     assert!((at(0.7).2 - 2.0).abs() < 1e-12, "ramped back to the limit");
 }
+
+/// Physics stalls 7 ms (past the watchdog's 5 ms deadline, so the force has begun to fade)
+/// and comes back: the force ramps back in from where the fade took it. Restarting the ramp
+/// from zero dropped it from 90 % to 2 % in one tick (tests/faults.rs caught it on a
+/// VM whose hypervisor stole 130 ms of a 3 s run).
+#[test]
+fn a_short_physics_stall_fades_the_force_and_it_ramps_back_from_the_fade() {
+    // Tool held 5 mm from the device: a steady force under the 2 N limit.
+    let (coupling, _) = VirtualCoupling::new(0.02, 0.0, 19.49, 1.0, 300.0);
+    let cfg = HapticConfig {
+        period: Duration::from_millis(1),
+        map: WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3]).unwrap(),
+        coupling,
+        limiter: ForceLimiter::new(2.0, 0.1, 0.05),
+        watchdog: Watchdog::default(),
+    };
+    let dev = Flaky {
+        from: 10.0,
+        to: 10.0,
+        last_command: None,
+    };
+    let mut core = HapticCore::new(Box::new(dev), cfg);
+    // Physics publishes every ms, except from 0.500 s to 0.507 s.
+    let proxy = |t: f64| ProxyState {
+        published: if (0.5..0.507).contains(&t) { 0.5 } else { t },
+        position: Vec3::new(0.005, 0.0, 0.0),
+        rotation: Quat::identity(),
+        velocity: Vec3::zeros(),
+        angular_velocity: Vec3::zeros(),
+        coupled: true,
+    };
+    let mut f = Vec::new();
+    for k in 0..700 {
+        let t = k as f64 * 1e-3;
+        core.tick(t, Some(proxy(t)));
+        f.push(core.hand_force.norm());
+    }
+    // Steady before the stall; past the 5 ms deadline the watchdog fades it linearly over
+    // 10 ms: to 90 % at 0.506 s (the state 6 ms old).
+    let full = f[499];
+    assert!(
+        full > 0.5 && full < 2.0 && f[498] == full,
+        "{} {full}",
+        f[498]
+    );
+    let faded = f[506];
+    assert!(
+        (faded - 0.9 * full).abs() < 1e-12,
+        "faded to {faded} N of {full} N"
+    );
+    // Back at 0.507 s: no drop, and a rise of at most the ramp's (the force × 1 ms / 50 ms) a
+    // tick.
+    let step = full * 1e-3 / 0.05 + 1e-12;
+    assert!(
+        f[507] >= faded && f[507] <= faded + step,
+        "{faded} N → {} N at the resume",
+        f[507]
+    );
+    for w in f[507..600].windows(2) {
+        assert!(w[1] >= w[0] - 1e-12 && w[1] <= w[0] + step, "{w:?}");
+    }
+    assert!(
+        (f[600] - full).abs() < 1e-12,
+        "ramped back: {} of {full} N",
+        f[600]
+    );
+}

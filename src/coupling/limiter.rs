@@ -54,9 +54,22 @@ impl ForceLimiter {
         }
     }
 
-    /// Restart the ramp (after a device reconnect, a physics stall, a solver roll-back).
+    /// Restart the ramp (after a device reconnect, a solver roll-back, a device fault).
     pub fn restart(&mut self) {
         self.since = 0.0;
+    }
+
+    /// Go on ramping in from `level` [0, 1] of the force, or from where the ramp already is if
+    /// that is lower: after a physics stall the watchdog has faded the force to `level`, and
+    /// the ramp continues from there (restarting it from zero dropped a force the fade had only
+    /// begun on to 2 % in one tick, a step the hand feels).
+    pub fn resume_from(&mut self, level: f64) {
+        let level = if level.is_finite() {
+            level.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.since = self.since.min(level * self.ramp);
     }
 
     /// The safe command for `force` [N] and `torque` [N m], `dt` [s] after the previous one.

@@ -1,7 +1,8 @@
 //! Physics watchdog for the haptic loop: if the physics has not published a new state for more
 //! than `deadline` (5 ms), the force fades linearly to zero over `fade` (10 ms), so a stalled
 //! or crashed simulation never leaves the hand pushed by a stale spring. When physics resumes,
-//! the caller restarts the [`ForceLimiter`](super::ForceLimiter)'s ramp-in.
+//! the caller ramps the [`ForceLimiter`](super::ForceLimiter) back in from where the fade had
+//! taken the force ([`ForceLimiter::resume_from`](super::ForceLimiter::resume_from)).
 //! Times are passed in (this module reads no clock).
 
 /// The watchdog's verdict for one haptic tick.
@@ -11,7 +12,7 @@ pub struct Verdict {
     pub scale: f64,
     /// Physics is stalled (past the deadline).
     pub stalled: bool,
-    /// Physics just came back after a stall (restart the ramp-in).
+    /// Physics just came back after a stall (ramp back in from the fade).
     pub resumed: bool,
 }
 

@@ -121,6 +121,8 @@ pub struct HapticCore {
     cfg: HapticConfig,
     last: Option<crate::device::DeviceSample>,
     coupled: bool,
+    /// The watchdog's scale of the force at the last tick [0, 1] (where a stall's fade had got).
+    faded: f64,
     /// Device faults (I/O or bad reports, or a force-feedback device gone silent) so far.
     pub device_faults: u64,
     /// Servo ticks the vendor SDK's servo loop missed so far (counted in `device_faults` too).
@@ -148,6 +150,7 @@ impl HapticCore {
             cfg,
             last: None,
             coupled: false,
+            faded: 1.0,
             device_faults: 0,
             missed_ticks: 0,
             hand_force: Vec3::zeros(),
@@ -212,9 +215,13 @@ impl HapticCore {
         let mut hand = (Vec3::zeros(), Vec3::zeros());
         if let Some(p) = proxy {
             let v = cfg.watchdog.check(now, p.published);
-            if v.resumed || (p.coupled && !self.coupled) {
+            if p.coupled && !self.coupled {
                 cfg.limiter.restart();
+            } else if v.resumed {
+                // Back from a stall: ramp in from where the fade had taken the force.
+                cfg.limiter.resume_from(self.faded);
             }
+            self.faded = v.scale;
             self.coupled = p.coupled;
             if p.coupled {
                 let (f, t) = cfg.coupling.wrench(
