@@ -111,31 +111,41 @@ impl HapticDevice for Flaky {
     }
 }
 
-#[test]
-fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
-    // Tool held 1 cm from the device by a 300 N/m coupling: 3 N wanted, 2 N allowed.
+/// The haptic loop's settings of these tests: 1 kHz, identity workspace, a 300 N/m coupling,
+/// a 2 N limit with a 50 ms ramp, the default watchdog (5 ms deadline, 10 ms fade).
+fn config() -> HapticConfig {
     let (coupling, _) = VirtualCoupling::new(0.02, 0.0, 19.49, 1.0, 300.0);
-    let cfg = HapticConfig {
+    HapticConfig {
         period: Duration::from_millis(1),
         map: WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3]).unwrap(),
         coupling,
         limiter: ForceLimiter::new(2.0, 0.1, 0.05),
         watchdog: Watchdog::default(),
-    };
+    }
+}
+
+/// The coupled tool at rest `x` [m] along +x, as the physics published it at `published` [s].
+fn tool_at(published: f64, x: f64) -> ProxyState {
+    ProxyState {
+        published,
+        position: Vec3::new(x, 0.0, 0.0),
+        rotation: Quat::identity(),
+        velocity: Vec3::zeros(),
+        angular_velocity: Vec3::zeros(),
+        coupled: true,
+    }
+}
+
+#[test]
+fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
+    // Tool held 1 cm from the device by a 300 N/m coupling: 3 N wanted, 2 N allowed.
     let dev = Flaky {
         from: 0.5,
         to: 0.6,
         last_command: None,
     };
-    let mut core = HapticCore::new(Box::new(dev), cfg);
-    let proxy = |t: f64| ProxyState {
-        published: t,
-        position: Vec3::new(0.01, 0.0, 0.0),
-        rotation: Quat::identity(),
-        velocity: Vec3::zeros(),
-        angular_velocity: Vec3::zeros(),
-        coupled: true,
-    };
+    let mut core = HapticCore::new(Box::new(dev), config());
+    let proxy = |t: f64| tool_at(t, 0.01);
     let mut trace = Vec::new();
     for k in 0..1000 {
         let t = k as f64 * 1e-3;
@@ -169,29 +179,14 @@ fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
 #[test]
 fn a_short_physics_stall_fades_the_force_and_it_ramps_back_from_the_fade() {
     // Tool held 5 mm from the device: a steady force under the 2 N limit.
-    let (coupling, _) = VirtualCoupling::new(0.02, 0.0, 19.49, 1.0, 300.0);
-    let cfg = HapticConfig {
-        period: Duration::from_millis(1),
-        map: WorkspaceMap::new(1.0, Vec3::zeros(), Quat::identity(), [false; 3]).unwrap(),
-        coupling,
-        limiter: ForceLimiter::new(2.0, 0.1, 0.05),
-        watchdog: Watchdog::default(),
-    };
     let dev = Flaky {
         from: 10.0,
         to: 10.0,
         last_command: None,
     };
-    let mut core = HapticCore::new(Box::new(dev), cfg);
+    let mut core = HapticCore::new(Box::new(dev), config());
     // Physics publishes every ms, except from 0.500 s to 0.507 s.
-    let proxy = |t: f64| ProxyState {
-        published: if (0.5..0.507).contains(&t) { 0.5 } else { t },
-        position: Vec3::new(0.005, 0.0, 0.0),
-        rotation: Quat::identity(),
-        velocity: Vec3::zeros(),
-        angular_velocity: Vec3::zeros(),
-        coupled: true,
-    };
+    let proxy = |t: f64| tool_at(if (0.5..0.507).contains(&t) { 0.5 } else { t }, 0.005);
     let mut f = Vec::new();
     for k in 0..700 {
         let t = k as f64 * 1e-3;

@@ -6,8 +6,10 @@
 //! - Candidates are found by the grid broad phase at the start of each step (cutoff
 //!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
 //!   as in the thesis (docs/derivations/der-imc.md §E2.8); no Newton iterate brings a candidate
-//!   pair's centrelines closer than one radius (conservative advancement, §F6). A pair outside the candidate set cannot reach
-//!   contact within a step if no node moves more than margin/2 in it: the margin (4h) is
+//!   pair's centrelines closer than `(2 − ITERATE_OVERLAP) r` (conservative advancement, §F6),
+//!   and pairs a step brings into contact from beyond the margin are re-solved with. A pair
+//!   outside the candidate set cannot reach contact within a step if no node moves more than
+//!   margin/2 in it: the margin (4h) is
 //!   sized for that, and [`SelfContact::max_motion`] reports the largest motion of the last
 //!   accepted step so a caller can check it.
 //! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, docs/derivations/der-imc.md §B5), rank one
