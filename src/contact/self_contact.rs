@@ -9,9 +9,10 @@
 //!   pair's centrelines closer than `(2 − ITERATE_OVERLAP) r` (conservative advancement, §F6),
 //!   and pairs a step brings into contact from beyond the margin are re-solved with. A pair
 //!   outside the candidate set cannot reach contact within a step if no node moves more than
-//!   margin/2 in it: the margin (4h) is
-//!   sized for that, and [`SelfContact::max_motion`] reports the largest motion of the last
-//!   accepted step so a caller can check it.
+//!   margin/2 in it: the margin (4h) is sized for that, and a step that moves a node further
+//!   is re-solved with the non-candidate pairs whose straight path from the step's start to
+//!   its end meets contact, which it could otherwise have carried clean through each other
+//!   (§F6; [`SelfContact::max_motion`] reports the largest motion of the last accepted step).
 //! - Hessian: the Gauss–Newton term `E''∇Δ∇Δᵀ` (positive semi-definite, docs/derivations/der-imc.md §B5), rank one
 //!   per pair over its four nodes. Contact couples nodes far apart in index, so the terms stay
 //!   out of the band: the Newton solver adds them by the Woodbury identity (one banded solve
@@ -427,6 +428,34 @@ impl NodePotential for SelfContact {
                     missed = true;
                 }
             }
+            // A step in which some node moved more than margin/2 may also have carried a
+            // non-candidate pair clean through each other (in contact at no iterate and apart
+            // again at its end: a loop snapping off a jaw's tip across a strand 2r thick). Two
+            // segments close at most 2·max_motion over the step, so only pairs closer than
+            // 2h + 2·max_motion at its start can have met. Along the straight path from the
+            // start to the end, sampled so that a pair closes at most h/2 between samples,
+            // a pair that passed through (Δ = 0 somewhere) is seen closer than 2h at a sample:
+            // re-solve with those as candidates, where the iterates' conservative advancement
+            // holds them apart (§F6).
+            if self.max_motion > 0.5 * self.margin {
+                let reach = self.contact_distance() + 2.0 * self.max_motion;
+                let h = self.params.radius;
+                let samples = (4.0 * self.max_motion / h).ceil() as usize;
+                let (start, contact) = (&self.x_start, self.contact_distance());
+                let met = |(i, j): (usize, usize)| {
+                    (0..=samples).any(|k| {
+                        let t = k as f64 / samples as f64;
+                        let at = |n: usize| start[n] + (x[n] - start[n]) * t;
+                        segment::distance(&at(i), &at(i + 1), &at(j), &at(j + 1)).distance < contact
+                    })
+                };
+                for p in broad::candidates(&self.x_start, self.skip, reach) {
+                    if !self.pairs.contains(&p) && !self.late.contains(&p) && met(p) {
+                        self.late.push(p);
+                        missed = true;
+                    }
+                }
+            }
             if missed {
                 return false;
             }
@@ -619,6 +648,57 @@ mod tests {
         for p in &crossing {
             assert!(!c.pairs.contains(p), "{p:?} in {:?}", c.pairs);
         }
+    }
+
+    /// A pair that is not a candidate at the step's start and that the solve carries clean
+    /// through each other (apart at the start, apart on the other side at the end, in contact
+    /// at no state `accept` sees) is caught: the strand moved more than margin/2, so the pairs
+    /// within 2h + 2·max_motion at the start are followed along the straight path from the
+    /// start to the end, and one that meets contact on it is taken into the re-solve, whose
+    /// iterates cannot pass it (der-imc.md §F6). A large motion that meets nothing, or a
+    /// small one, is taken as it is.
+    #[test]
+    fn a_pair_carried_clean_through_in_one_step_is_taken_into_the_re_solve() {
+        let r = 1e-3;
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        let apart = 2.0 * r + c.margin + 1e-3;
+        let start = crossing_strands(apart);
+        let through = crossing_strands(-apart);
+        // Where the strands cross, at the start (the crossing's pairs within reach).
+        let crossing = crate::contact::broad::candidates(&crossing_strands(0.0), c.skip, r);
+        assert!(!crossing.is_empty());
+        c.begin(&start, Some(1e-3));
+        for p in &crossing {
+            assert!(!c.pairs.contains(p), "{p:?} in {:?}", c.pairs);
+        }
+        // Apart at the end as at the start: only the motion shows the pass.
+        let seg = |x: &[Vec3], (i, j): (usize, usize)| {
+            segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance
+        };
+        for &p in &crossing {
+            assert!(seg(&through, p) > 2.0 * r + c.margin, "{p:?}");
+        }
+        assert!(!c.accept(&through), "a strand passed through another");
+        assert!(c.max_motion > 0.5 * c.margin);
+        assert_eq!(c.raises, 0);
+        c.begin(&start, Some(1e-3));
+        for p in &crossing {
+            assert!(c.pairs.contains(p), "{p:?} not in {:?}", c.pairs);
+        }
+        // A step that moves the strand less than margin/2 is taken as it is.
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        c.begin(&start, Some(1e-3));
+        let near = crossing_strands(apart - 0.45 * c.margin);
+        assert!(c.accept(&near));
+        // So is one that slides the strand 5 mm along the other (within reach at the start,
+        // never nearer on the way).
+        c.begin(&start, Some(1e-3));
+        let mut along = start.clone();
+        for p in &mut along[6..] {
+            p.x += 5e-3;
+        }
+        assert!(c.accept(&along));
+        assert!(c.max_motion > 0.5 * c.margin);
     }
 
     #[test]
