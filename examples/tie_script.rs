@@ -348,6 +348,15 @@ const POST_TIP: f64 = 0.0015;
 /// scene aims it so).
 const TIP_SHORT: f64 = 0.0025;
 
+/// How far inside the jaws' tip the driver takes the tail's end [m] (`TIE_TAILIN` [mm], a
+/// development aid). The wraps slide off the tip onto the tail only if they lie behind the
+/// point where the tail leaves the jaws when the driver backs out; taken 2.5 mm inside, the
+/// loop straddled that point and whether the throw survived turned on rounding (measured with
+/// `TIE_UPTO=1 --run`: at 2.5 mm the throw held in one of three runs that differ only in
+/// rounding, ITERATE_OVERLAP 0.5 / 0.75 and the twisted factor of branch woodbury-twisted;
+/// at 1.0 mm in all three; 0.5 mm took the tail too near the tip and lost the throw).
+const TAIL_IN: f64 = 0.001;
+
 /// The right driver's pose that points its jaws along `d` at the suture point `g`, the tip
 /// `short` [m] before it, the jaws opening across the strand's tangent `t` (so the strand
 /// crosses the plane of the open jaws): (hinge [m], orientation).
@@ -904,7 +913,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let d = q * Vec3::z();
         // 1. The wraps go on the jaws 7 mm from the hinge: the left hand carries the swage
         // round the jaws' axis in the plane across it, the long end just taut.
-        let w = hinge + d * 0.007;
+        let w = hinge + d * env_f("TIE_WRAPAT", 7.0) * 1e-3;
         let e = exit - w;
         let e1 = (e - d * e.dot(&d)).normalize();
         let e2 = d.cross(&e1);
@@ -1154,14 +1163,15 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         if !gripped {
             // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
             // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
-            // 2.5 mm inside the tip, and closes on it. The long end goes along.
+            // [`TAIL_IN`] inside the tip, and closes on it. The long end goes along.
             right.press(t);
             t += 0.3;
             right.at(t, hinge, q);
             left.at_swage(t, swage, ql, swage_off);
             for _ in 0..2 {
                 let world = eye.look(&right, &left, t);
-                let Some(go) = tail_offset(world, jaw - 0.0025) else {
+                let Some(go) = tail_offset(world, jaw - env_f("TIE_TAILIN", TAIL_IN * 1e3) * 1e-3)
+                else {
                     eprintln!("{t:.2} s: the tail is not ahead of the jaws");
                     break;
                 };
