@@ -9,7 +9,7 @@
 //! between the models is a documented capability of that trait ([`NewtonRod::GAUSS_NEWTON`],
 //! [`NewtonRod::MAX_SHIFT`]), not a copied loop.
 
-use super::potential::{LowRank, NodePotential, PotentialSink, woodbury};
+use super::potential::{LowRank, NodePotential, PotentialSink, interval, woodbury};
 use super::{Drive, DynamicParams, ImplicitRod, SolverConfig, SolverError, SolverReport};
 use crate::math::Vec3;
 use crate::rod::banded::Banded;
@@ -165,6 +165,16 @@ impl LinearSystem {
         (f, m)
     }
 
+    /// Factor the banded Hessian plus the Marquardt shift `mu` into `chol`, twisted around
+    /// the far terms' interval (the plain factorisation without terms): the Woodbury
+    /// correction then needs `B⁻¹` on that interval only (docs/derivations/banded.md).
+    fn factor(&mut self, mu: f64) -> bool {
+        let (stride, offset) = (self.stride, self.offset);
+        let n = self.h.size();
+        let (k0, k1) = interval(&self.low_rank, |node| offset + stride * node).unwrap_or((0, n));
+        self.chol.factor_twisted_from(&self.h, mu, k0, k1).is_ok()
+    }
+
     /// The Newton step `dz = −H⁻¹g` from the factor, corrected for the far terms (Woodbury).
     fn solve_step(&mut self) {
         self.dz.iter_mut().zip(&self.g).for_each(|(d, g)| *d = -g);
@@ -306,8 +316,7 @@ pub(crate) fn newton<R: NewtonRod>(
         let mut mu = min_shift;
         let mut gauss_newton = false;
         loop {
-            let s = rod.system();
-            if s.chol.factor_from(&s.h, mu).is_ok() {
+            if rod.system().factor(mu) {
                 break;
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
