@@ -401,8 +401,24 @@ impl Banded {
         let inv = 1.0 / d;
         self.inv[j] = inv;
         let m = j - lo;
-        let base = j * w + B - m;
         let mut col = [0.0; B];
+        if m == B {
+            // The full window, rows j-B..=j, of a length known at compile time.
+            let win = &mut self.band[(j - B) * w..(j + 1) * w];
+            for t in 0..B {
+                col[t] = win[B * w + t];
+                win[B * w + t] *= inv;
+            }
+            for t in 0..B {
+                let lt = col[t] * inv;
+                for u in 0..=t {
+                    // A[j-B+t][j-B+u] at offset B - (t - u).
+                    win[t * w + B - (t - u)] -= lt * col[u];
+                }
+            }
+            return Ok(());
+        }
+        let base = j * w + B - m;
         for t in 0..m {
             col[t] = self.band[base + t];
             self.band[base + t] *= inv;
@@ -569,14 +585,12 @@ impl Banded {
 
     /// The back substitution of the bottom-up rows `k1..n`, in the reverse of their
     /// elimination order (after `K`'s): `x_p −= Σ L'[r][p] x_r` over the rows `r ∈ [max(p − B,
-    /// k0), p)` eliminated after `p`, row `p`'s own band.
+    /// k0), p)` eliminated after `p`, row `p`'s own band: the same sums over the same slots as
+    /// a forward substitution of those rows.
     #[inline(always)]
     fn backward_bottom<const B: usize>(&self, x: &mut [f64]) {
         let (k0, k1) = self.inner;
-        for p in k1..self.n {
-            let lo = p.saturating_sub(B).max(k0);
-            x[p] -= dot(self.row(p, lo, p), &x[lo..p]);
-        }
+        self.forward_rows::<B>(x, 0, k1, self.n, k0);
     }
 
     fn solve_fixed<const B: usize>(&self, x: &mut [f64]) {
@@ -595,8 +609,15 @@ impl Banded {
             }
             let lo = j0.max(k0);
             let yp = x[p];
-            for (xr, l) in x[lo..p].iter_mut().zip(self.row(p, lo, p)) {
-                *xr -= l * yp;
+            if p - lo == B {
+                let (row, xs) = (&self.band[p * w..p * w + B], &mut x[lo..p]);
+                for t in 0..B {
+                    xs[t] -= row[t] * yp;
+                }
+            } else {
+                for (xr, l) in x[lo..p].iter_mut().zip(self.row(p, lo, p)) {
+                    *xr -= l * yp;
+                }
             }
         }
         self.forward_rows::<B>(x, 0, k0, k1, 0);
