@@ -46,7 +46,8 @@ pub(crate) struct LinearSystem {
     /// Rank-one Hessian terms of external potentials that couple nodes far apart in index
     /// (self-contact), solved by the Woodbury identity around the banded factor.
     pub low_rank: Vec<LowRank>,
-    /// Woodbury work: B⁻¹u per term (flattened, term-major) and the small dense system.
+    /// Woodbury work: `(B⁻¹u)_K` per term over the terms' interval K (flattened, term-major),
+    /// then the correction's right-hand side over all unknowns.
     pub wb_y: Vec<f64>,
     /// Unknowns per node in the interleaved vector: 3 position entries, then the rest
     /// (rotation entries: 3 for the Cosserat rod, DER's edge angle).
