@@ -32,9 +32,11 @@ fn measured_unconverged(path: &str) -> Option<usize> {
     Some(match path {
         "scenes/knot_overhand.toml" => 42,
         "scenes/knot_overhand.toml (der)" => 4,
-        "scenes/knot_cinquefoil.toml (der)" => 1,
-        "scenes/knot_cinquefoil.toml"
-        | "scenes/knot_square.toml"
+        // The Cosserat cinquefoil: 0 with the plain factorisation; 1 since the Newton factor is
+        // twisted around the self-contact terms' interval (2026-11-27: the same knot, 66 361
+        // iterations against 66 359, one step ending at the cap through the changed rounding).
+        "scenes/knot_cinquefoil.toml (der)" | "scenes/knot_cinquefoil.toml" => 1,
+        "scenes/knot_square.toml"
         | "scenes/knot_square.toml (der)"
         | "scenes/knot_granny.toml"
         | "scenes/knot_granny.toml (der)"
