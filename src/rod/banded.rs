@@ -419,10 +419,8 @@ impl Banded {
             return Ok(());
         }
         let base = j * w + B - m;
-        for t in 0..m {
-            col[t] = self.band[base + t];
-            self.band[base + t] *= inv;
-        }
+        col[..m].copy_from_slice(&self.band[base..base + m]);
+        self.band[base..base + m].iter_mut().for_each(|v| *v *= inv);
         for t in 0..m {
             let lt = col[t] * inv;
             // Row lo+t, columns lo..=lo+t at offsets B - t ..= B.
