@@ -22,11 +22,11 @@
 //! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
 //! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; about one step
 //! in sixteen does not converge once the strands cross (#23). Whether the throw survives the
-//! wraps leaving the jaws' tip at 7.1 s turns on rounding (docs/derivations/der-imc.md §F6:
-//! a change that only perturbs the last bits, or the left hand not drawing the long end along
-//! the jaws as the driver backs out, flips it either way; when it is undone, nearly every
-//! step converges because no knot is left), so this script's back-out wants a margin: the
-//! long end holding the wraps back harder, or the tail drawn further through them.
+//! wraps leaving the jaws' tip at 7.1 s turned on rounding while the tail was taken 2.5 mm
+//! inside the tip (docs/derivations/der-imc.md §F6: a change that only perturbs the last
+//! bits flipped it either way; when it is undone, nearly every step converges because no
+//! knot is left); taken 1 mm inside ([`TAIL_IN`]) it held in every variant tried, with a
+//! narrow margin.
 //!
 //! On scenes/instrument_tie.toml's 3 mm wound the single first throw slips once the tail is
 //! let go: the pad pulls the loop open harder than the throw's friction holds (the gap reopens
@@ -353,8 +353,8 @@ const TIP_SHORT: f64 = 0.0025;
 /// point where the tail leaves the jaws when the driver backs out; taken 2.5 mm inside, the
 /// loop straddled that point and whether the throw survived turned on rounding (measured with
 /// `TIE_UPTO=1 --run`: at 2.5 mm the throw held in one of three runs that differ only in
-/// rounding, ITERATE_OVERLAP 0.5 / 0.75 and the twisted factor of branch woodbury-twisted;
-/// at 1.0 mm in all three; 0.5 mm took the tail too near the tip and lost the throw).
+/// rounding: ITERATE_OVERLAP 0.5 / 0.75 and the rod's system factorised whole / twisted
+/// round the contact interval; at 1.0 mm in all three; 0.5 and 1.25 mm each lost it in one).
 const TAIL_IN: f64 = 0.001;
 
 /// The right driver's pose that points its jaws along `d` at the suture point `g`, the tip
