@@ -336,6 +336,20 @@ impl Banded {
         Ok(())
     }
 
+    /// `1 / D_j` of pivot `j` (stored for the substitutions), or the row where the matrix is
+    /// not positive definite (a pivot ≤ 0, infinite or NaN).
+    #[inline(always)]
+    fn pivot_inverse<const B: usize>(&mut self, j: usize) -> Result<f64, NotPositiveDefinite> {
+        let d = self.band[j * (B + 1) + B];
+        // Also false for NaN.
+        if !(d > 0.0 && d < f64::INFINITY) {
+            return Err(NotPositiveDefinite { row: j });
+        }
+        let inv = 1.0 / d;
+        self.inv[j] = inv;
+        Ok(inv)
+    }
+
     /// Pivot `j` of a top-down elimination whose uneliminated rows below `j` end before `end`:
     /// `1 / D_j`, column `j` scaled to `L`, and its outer product subtracted from the window.
     #[inline(always)]
@@ -346,13 +360,7 @@ impl Banded {
         end: usize,
     ) -> Result<(), NotPositiveDefinite> {
         let w = B + 1;
-        let d = self.band[j * w + B];
-        // Also false for NaN.
-        if !(d > 0.0 && d < f64::INFINITY) {
-            return Err(NotPositiveDefinite { row: j });
-        }
-        let inv = 1.0 / d;
-        self.inv[j] = inv;
+        let inv = self.pivot_inverse::<B>(j)?;
         // Column j below the diagonal: A[j+1+t][j] at row j+1+t, offset B-1-t. Scale it to
         // L and subtract L[·][j] D_j L[·][j]ᵀ = L[·][j] A[·][j]ᵀ from the window.
         let mut col = [0.0; B];
@@ -394,12 +402,7 @@ impl Banded {
     #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
     fn pivot_up<const B: usize>(&mut self, j: usize, lo: usize) -> Result<(), NotPositiveDefinite> {
         let w = B + 1;
-        let d = self.band[j * w + B];
-        if !(d > 0.0 && d < f64::INFINITY) {
-            return Err(NotPositiveDefinite { row: j });
-        }
-        let inv = 1.0 / d;
-        self.inv[j] = inv;
+        let inv = self.pivot_inverse::<B>(j)?;
         let m = j - lo;
         let mut col = [0.0; B];
         if m == B {
