@@ -673,6 +673,19 @@ impl Banded {
     }
 }
 
+/// A fixed-seed LCG's uniform numbers in [−0.5, 0.5) (test matrices here and in
+/// rod::implicit::potential).
+#[cfg(test)]
+pub(crate) fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,13 +699,7 @@ mod tests {
 
     /// A random SPD banded matrix: diagonally dominant with a fixed-seed LCG.
     fn random(n: usize, b: usize, seed: u64) -> Banded {
-        let mut s = seed;
-        let mut rnd = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = uniform(seed);
         let mut a = Banded::new(n, b);
         for i in 0..n {
             for j in i.saturating_sub(b)..i {
@@ -853,13 +860,7 @@ mod tests {
     /// sum of its row's off-diagonal magnitudes plus `margin`): far worse conditioned than
     /// [`random`]'s.
     fn random_weak(n: usize, b: usize, seed: u64, margin: f64) -> Banded {
-        let mut s = seed;
-        let mut rnd = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut rnd = uniform(seed);
         let mut a = Banded::new(n, b);
         let mut row_sum = vec![0.0; n];
         for i in 0..n {

@@ -435,13 +435,7 @@ mod woodbury_tests {
             let nodes = 30;
             let n = nodes * stride + offset;
             let index = |k: usize| offset + stride * k;
-            let mut seed = 17u64;
-            let mut rnd = || {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-            };
+            let mut rnd = crate::rod::banded::uniform(17);
             let mut band = Banded::new(n, b);
             let mut dense = nalgebra::DMatrix::<f64>::zeros(n, n);
             for i in 0..n {
