@@ -6,47 +6,80 @@
 
 use super::segment;
 use crate::math::Vec3;
-use std::collections::HashMap;
 
 /// Candidate pairs `(i, j)`, `i < j`, of segments of the polyline `x` (segment k joins `x[k]`
 /// and `x[k+1]`) with `j − i > skip` and exact distance < `cutoff` [m], sorted.
 /// Expected cost O(N) for a rod whose segments are about `cutoff` long or longer.
 pub fn candidates(x: &[Vec3], skip: usize, cutoff: f64) -> Vec<(usize, usize)> {
-    let n = x.len().saturating_sub(1);
-    if n == 0 {
-        return Vec::new();
-    }
-    let longest = (0..n).map(|k| (x[k + 1] - x[k]).norm()).fold(0.0, f64::max);
-    let cell = (longest + cutoff).max(1e-12);
-    let key = |v: f64| (v / cell).floor() as i64;
-    let mut grid: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::with_capacity(2 * n);
-    for k in 0..n {
-        let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
-        let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
-        for i in key(lo.x)..=key(hi.x) {
-            for j in key(lo.y)..=key(hi.y) {
-                for l in key(lo.z)..=key(hi.z) {
-                    grid.entry((i, j, l)).or_default().push(k);
-                }
-            }
-        }
-    }
     let mut out = Vec::new();
-    for list in grid.values() {
-        for (a, &i) in list.iter().enumerate() {
-            for &j in &list[a + 1..] {
-                let (i, j) = (i.min(j), i.max(j));
-                if j - i <= skip {
-                    continue;
+    Grid::default().candidates_into(x, skip, cutoff, &mut out);
+    out
+}
+
+/// The broad phase's working memory, kept across calls so that a caller stepping every
+/// millisecond (self-contact in the physics loop) allocates only while its rod's pair and
+/// cell counts grow past any earlier step's.
+#[derive(Clone, Debug, Default)]
+pub struct Grid {
+    /// (cell, segment) for every cell a segment's grown box overlaps.
+    entries: Vec<((i64, i64, i64), usize)>,
+}
+
+impl Grid {
+    /// [`candidates`] into `out` (cleared first): the cells are found by sorting the
+    /// (cell, segment) entries rather than hashing them, and the pairs are the same set.
+    pub fn candidates_into(
+        &mut self,
+        x: &[Vec3],
+        skip: usize,
+        cutoff: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        out.clear();
+        self.entries.clear();
+        let n = x.len().saturating_sub(1);
+        if n == 0 {
+            return;
+        }
+        let longest = (0..n).map(|k| (x[k + 1] - x[k]).norm()).fold(0.0, f64::max);
+        let cell = (longest + cutoff).max(1e-12);
+        let key = |v: f64| (v / cell).floor() as i64;
+        for k in 0..n {
+            let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
+            let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
+            for i in key(lo.x)..=key(hi.x) {
+                for j in key(lo.y)..=key(hi.y) {
+                    for l in key(lo.z)..=key(hi.z) {
+                        self.entries.push(((i, j, l), k));
+                    }
                 }
-                out.push((i, j));
             }
         }
+        self.entries.sort_unstable();
+        let e = &self.entries;
+        let mut start = 0;
+        while start < e.len() {
+            let mut end = start + 1;
+            while end < e.len() && e[end].0 == e[start].0 {
+                end += 1;
+            }
+            // Segments in one cell, in increasing order.
+            for a in start..end {
+                for b in a + 1..end {
+                    let (i, j) = (e[a].1, e[b].1);
+                    if j - i > skip {
+                        out.push((i, j));
+                    }
+                }
+            }
+            start = end;
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&(i, j)| {
+            segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
+        });
     }
-    out.sort_unstable();
-    out.dedup();
-    out.retain(|&(i, j)| segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff);
-    out
 }
 
 /// The same by checking every pair (the reference for tests).

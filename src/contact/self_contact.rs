@@ -113,6 +113,10 @@ pub struct SelfContact {
     /// step's start (the strands moved more than the margin in the step): the step is re-solved
     /// with them ([`NodePotential::accept`]); forgotten when a new step begins.
     late: Vec<(usize, usize)>,
+    /// The broad phase's working memory and a pair list, kept across steps so the physics
+    /// loop's broad phases reuse their memory.
+    grid: broad::Grid,
+    found: Vec<(usize, usize)>,
 }
 
 impl SelfContact {
@@ -141,6 +145,8 @@ impl SelfContact {
             x_start: Vec::new(),
             lags: Vec::new(),
             late: Vec::new(),
+            grid: broad::Grid::default(),
+            found: Vec::new(),
             eps_u: 1e-7,
             h: None,
             v_last: Vec::new(),
@@ -201,6 +207,9 @@ impl SelfContact {
             lags: _,
             // Kept only between the re-solves of one step (cleared once a step is accepted).
             late: _,
+            // Working memory.
+            grid: _,
+            found: _,
             eps_u: _,
             h: _,
             pairs,
@@ -310,7 +319,9 @@ impl SelfContact {
 
 impl NodePotential for SelfContact {
     fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
-        self.pairs = broad::candidates(x_start, self.skip, self.contact_distance() + self.margin);
+        let cutoff = self.contact_distance() + self.margin;
+        self.grid
+            .candidates_into(x_start, self.skip, cutoff, &mut self.pairs);
         // A re-solve of the same step (the same start) keeps the pairs its last solve found
         // in contact beyond the candidates; a new step forgets them.
         if self.x_start.as_slice() == x_start {
@@ -422,12 +433,16 @@ impl NodePotential for SelfContact {
         // motion in one step, a strand snapping off the jaws, can outrun the margin).
         if self.adaptive {
             let mut missed = false;
-            for p in broad::candidates(x, self.skip, self.contact_distance() - self.tolerance) {
+            let cutoff = self.contact_distance() - self.tolerance;
+            let mut found = std::mem::take(&mut self.found);
+            self.grid.candidates_into(x, self.skip, cutoff, &mut found);
+            for &p in &found {
                 if !self.pairs.contains(&p) && !self.late.contains(&p) {
                     self.late.push(p);
                     missed = true;
                 }
             }
+            self.found = found;
             // A step in which some node moved more than margin/2 may also have carried a
             // non-candidate pair clean through each other (in contact at no iterate and apart
             // again at its end: a loop snapping off a jaw's tip across a strand 2r thick). Two
