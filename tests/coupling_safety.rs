@@ -85,6 +85,16 @@ struct Flaky {
     last_command: Option<(Vec3, bool)>,
 }
 
+/// A haptic core on a [`Flaky`] device that fails over `[from, to)` [s], with [`config`].
+fn flaky_core(from: f64, to: f64) -> HapticCore {
+    let dev = Flaky {
+        from,
+        to,
+        last_command: None,
+    };
+    HapticCore::new(Box::new(dev), config())
+}
+
 impl HapticDevice for Flaky {
     fn name(&self) -> &str {
         "flaky"
@@ -139,12 +149,7 @@ fn tool_at(published: f64, x: f64) -> ProxyState {
 #[test]
 fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
     // Tool held 1 cm from the device by a 300 N/m coupling: 3 N wanted, 2 N allowed.
-    let dev = Flaky {
-        from: 0.5,
-        to: 0.6,
-        last_command: None,
-    };
-    let mut core = HapticCore::new(Box::new(dev), config());
+    let mut core = flaky_core(0.5, 0.6);
     let proxy = |t: f64| tool_at(t, 0.01);
     let mut trace = Vec::new();
     for k in 0..1000 {
@@ -179,12 +184,7 @@ fn a_device_fault_zeroes_the_force_and_it_ramps_back_in() {
 #[test]
 fn a_short_physics_stall_fades_the_force_and_it_ramps_back_from_the_fade() {
     // Tool held 5 mm from the device: a steady force under the 2 N limit.
-    let dev = Flaky {
-        from: 10.0,
-        to: 10.0,
-        last_command: None,
-    };
-    let mut core = HapticCore::new(Box::new(dev), config());
+    let mut core = flaky_core(10.0, 10.0);
     // Physics publishes every ms, except from 0.500 s to 0.507 s.
     let proxy = |t: f64| tool_at(if (0.5..0.507).contains(&t) { 0.5 } else { t }, 0.005);
     let mut f = Vec::new();
