@@ -119,6 +119,10 @@ pub struct SelfContact {
     found: Vec<(usize, usize)>,
 }
 
+/// Eigenvalues of a pair's exact Hessian below this fraction of its largest are rounding (the
+/// Hessian has rank ≤ 5 of 12) and are not made terms.
+const EIGEN_FLOOR: f64 = 1e-10;
+
 impl SelfContact {
     /// Self-contact for a rod of radius `radius` [m] with initial stiffness `stiffness` [J]
     /// (see [`SelfContact::stiffness_for`]), margin `2 radius` and tolerance 1 % of the radius.
@@ -392,12 +396,37 @@ impl NodePotential for SelfContact {
             for a in 0..4 {
                 sink.add_gradient(nodes[a], &(n * (de * coef[a])));
             }
-            // Gauss–Newton Hessian E'' ∇Δ∇Δᵀ: rank one over the four nodes.
-            // (Skipped in the cushion, Δ ≳ 2.15h, where E'' < 1e-3 of its peak: those pairs'
-            // curvature is negligible next to the rod's, and each term costs a banded solve.)
+            // The exact Hessian E''∇Δ∇Δᵀ + E'∇²Δ (docs/derivations/der-imc.md §F7), split
+            // into rank-one terms by its eigenvectors (rank ≤ 5; the weights of either sign:
+            // E' < 0 softens the pair across its normal, and the Newton host drops the
+            // negative ones where they make the whole system indefinite). Without the second
+            // term (Gauss–Newton) Newton converges only linearly while strands press and slide
+            // on each other. (Skipped in the cushion, Δ ≳ 2.15h, where E'' < 1e-3 of its peak:
+            // those pairs' curvature is negligible next to the rod's, and each term costs a
+            // banded solve.)
             let peak = self.params.stiffness * self.params.sharpness
                 / (4.0 * self.params.radius * self.params.radius);
-            if sink.wants_hessian() && dde > 1e-3 * peak {
+            if !sink.wants_hessian() || dde <= 1e-3 * peak {
+                continue;
+            }
+            if let Some((gd, hd)) =
+                segment::distance_derivatives(&x[i], &x[i + 1], &x[j], &x[j + 1], &c)
+            {
+                let hp = gd * gd.transpose() * dde + hd * de;
+                let eig = nalgebra::SymmetricEigen::new(hp);
+                let top = eig.eigenvalues.amax();
+                for (k, &lam) in eig.eigenvalues.iter().enumerate() {
+                    if lam.abs() <= EIGEN_FLOOR * top {
+                        continue;
+                    }
+                    let mut u = [0.0; 12];
+                    u.iter_mut()
+                        .zip(eig.eigenvectors.column(k).iter())
+                        .for_each(|(a, b)| *a = *b);
+                    sink.add_low_rank(nodes, &u, lam);
+                }
+            } else {
+                // Parallel or touching centrelines: the Gauss–Newton term alone.
                 let mut u = [0.0; 12];
                 for a in 0..4 {
                     for k in 0..3 {

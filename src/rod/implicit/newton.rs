@@ -9,7 +9,7 @@
 //! between the models is a documented capability of that trait ([`NewtonRod::GAUSS_NEWTON`],
 //! [`NewtonRod::MAX_SHIFT`]), not a copied loop.
 
-use super::potential::{LowRank, NodePotential, PotentialSink, interval, woodbury};
+use super::potential::{LowRank, NodePotential, PotentialSink, Woodbury, interval};
 use super::{Drive, DynamicParams, ImplicitRod, SolverConfig, SolverError, SolverReport};
 use crate::math::Vec3;
 use crate::rod::banded::Banded;
@@ -46,9 +46,8 @@ pub(crate) struct LinearSystem {
     /// Rank-one Hessian terms of external potentials that couple nodes far apart in index
     /// (self-contact), solved by the Woodbury identity around the banded factor.
     pub low_rank: Vec<LowRank>,
-    /// Woodbury work: `(B⁻¹u)_K` per term over the terms' interval K (flattened, term-major),
-    /// then the correction's right-hand side over all unknowns.
-    pub wb_y: Vec<f64>,
+    /// The Woodbury correction for `low_rank`, factored with `chol`.
+    pub wb: Woodbury,
     /// Unknowns per node in the interleaved vector: 3 position entries, then the rest
     /// (rotation entries: 3 for the Cosserat rod, DER's edge angle).
     pub stride: usize,
@@ -67,7 +66,7 @@ impl LinearSystem {
             g: vec![0.0; dofs],
             dz: vec![0.0; dofs],
             low_rank: Vec::new(),
-            wb_y: Vec::new(),
+            wb: Woodbury::default(),
             stride,
             offset,
         }
@@ -168,12 +167,23 @@ impl LinearSystem {
 
     /// Factor the banded Hessian plus the Marquardt shift `mu` into `chol`, twisted around
     /// the far terms' interval (the plain factorisation without terms): the Woodbury
-    /// correction then needs `B⁻¹` on that interval only (docs/derivations/banded.md).
+    /// correction then needs `B⁻¹` on that interval only (docs/derivations/banded.md). False
+    /// if the banded part is not positive definite. If it is and the far terms make the whole
+    /// indefinite (their negative weights: the exact self-contact Hessian), those terms are
+    /// dropped (each pair's Hessian projected onto its positive part, as IPC does).
     fn factor(&mut self, mu: f64) -> bool {
         let (stride, offset) = (self.stride, self.offset);
+        let index = |node| offset + stride * node;
         let n = self.h.size();
-        let (k0, k1) = interval(&self.low_rank, |node| offset + stride * node).unwrap_or((0, n));
-        self.chol.factor_twisted_from(&self.h, mu, k0, k1).is_ok()
+        let (k0, k1) = interval(&self.low_rank, index).unwrap_or((0, n));
+        if self.chol.factor_twisted_from(&self.h, mu, k0, k1).is_err() {
+            return false;
+        }
+        if !self.wb.prepare(&self.chol, &self.low_rank, index) {
+            self.low_rank.retain(|t| t.c > 0.0);
+            self.wb.prepare(&self.chol, &self.low_rank, index);
+        }
+        true
     }
 
     /// The Newton step `dz = −H⁻¹g` from the factor, corrected for the far terms (Woodbury).
@@ -181,12 +191,11 @@ impl LinearSystem {
         self.dz.iter_mut().zip(&self.g).for_each(|(d, g)| *d = -g);
         self.chol.solve(&mut self.dz);
         let (stride, offset) = (self.stride, self.offset);
-        woodbury(
+        self.wb.apply(
             &self.chol,
             &self.low_rank,
             |node| offset + stride * node,
             &mut self.dz,
-            &mut self.wb_y,
         );
     }
 }

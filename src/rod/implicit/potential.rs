@@ -17,7 +17,7 @@ pub struct LowRank {
     pub nodes: [usize; 4],
     /// The vector over their positions.
     pub u: [f64; 12],
-    /// The weight (≥ 0).
+    /// The weight (nonzero; negative where a pair's exact Hessian is indefinite).
     pub c: f64,
 }
 
@@ -33,89 +33,188 @@ pub(crate) fn interval(
     Some((index(lo), index(hi) + 3))
 }
 
-/// Correct a Newton step `dz = B⁻¹(−g)`, solved with the factorisation `chol` of the banded
-/// part `B`, for the rank-one terms: `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹` with
-/// `S = C⁻¹ + UᵀB⁻¹U` (Woodbury) and an m×m dense solve (m = the terms, small: the pairs in
-/// contact). `S` needs `B⁻¹` on the interval `K` the terms touch only, so `chol` is twisted
-/// around it ([`interval`]; docs/derivations/banded.md): one banded solve over `K` per term,
-/// then one full solve of the combined `U S⁻¹ UᵀB⁻¹(−g)`. `index(node)` is the solver's index
-/// of the node's first position coordinate (6 node for the Cosserat rod, 4 node + offset for
-/// DER); `y` is scratch. If `S` is not positive definite the banded step is kept (a descent
-/// direction all the same).
+/// The Woodbury correction of a Newton step for the rank-one terms `U C Uᵀ` outside the band
+/// (docs/derivations/banded.md; the exact self-contact Hessian, docs/derivations/der-imc.md
+/// §F7): `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹` with `S = C⁻¹ + UᵀB⁻¹U` (m×m, m the
+/// terms). `S` needs `B⁻¹` on the interval `K` the terms touch only, so the banded factor is
+/// twisted around it ([`interval`]): one banded solve over `K` per term, then one full solve
+/// of the combined `U S⁻¹ UᵀB⁻¹(−g)` per step.
 ///
-/// # Panics
-/// If a term lies outside the interval `chol` was twisted around.
-pub(crate) fn woodbury(
-    chol: &Banded,
-    terms: &[LowRank],
-    index: impl Fn(usize) -> usize,
-    dz: &mut [f64],
-    y: &mut Vec<f64>,
-) {
-    let m = terms.len();
-    if m == 0 {
-        return;
-    }
-    let dim = dz.len();
-    let (k0, k1) = chol.inner();
-    let len = k1 - k0;
-    y.clear();
-    y.resize(m * len + dim, 0.0);
-    let (yk_all, v) = y.split_at_mut(m * len);
-    // (B⁻¹ u_k)_K, term by term.
-    for (k, t) in terms.iter().enumerate() {
-        let yk = &mut yk_all[k * len..(k + 1) * len];
-        let mut first = len;
-        for a in 0..4 {
-            let i = index(t.nodes[a]);
-            assert!(
-                i >= k0 && i + 3 <= k1,
-                "woodbury: term outside the factor's interval"
-            );
-            for c in 0..3 {
-                yk[i - k0 + c] += t.u[3 * a + c];
+/// The weights `c` may be negative (a pair's exact Hessian is indefinite). With `B` positive
+/// definite, `B + UCUᵀ` is positive definite exactly when `S` has as many positive
+/// eigenvalues as `C` has positive weights and no zero one (Haynsworth's inertia additivity
+/// on `[[B, U], [Uᵀ, −C⁻¹]]`, whose Schur complements are `−S` and `B + UCUᵀ`). `S` is
+/// factored as a block LDLᵀ with the positive terms first: their block `S_PP` (positive
+/// definite, as `C_PP⁻¹` is) by Cholesky, and minus its Schur complement
+/// `S_NN − S_NP S_PP⁻¹ S_PN` by Cholesky too, which succeeds exactly when that complement is
+/// negative definite, i.e. when the corrected system is positive definite.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Woodbury {
+    /// `(B⁻¹u_k)_K` per term (term-major, positive terms first), then a full-length vector.
+    y: Vec<f64>,
+    /// The terms' order: the positive weights' indices, then the negative ones'.
+    order: Vec<usize>,
+    /// How many of `order` are positive.
+    positive: usize,
+    /// Cholesky factor of `S_PP`.
+    lp: nalgebra::DMatrix<f64>,
+    /// `L_P⁻¹ S_PN`.
+    w: nalgebra::DMatrix<f64>,
+    /// Cholesky factor of `−(S_NN − WᵀW)`.
+    ln: nalgebra::DMatrix<f64>,
+    /// Whether the factors hold (false: no terms, or `S` could not be factored).
+    ready: bool,
+}
+
+impl Woodbury {
+    /// Factor `S` for `terms` against the banded factor `chol` (twisted around the terms'
+    /// interval). `index(node)` is the solver's index of the node's first position coordinate.
+    /// False when `B + UCUᵀ` is not positive definite (with a negative weight), or when `S`
+    /// of positive weights alone cannot be factored (rounding: the correction is then
+    /// skipped and the banded step kept, a descent direction all the same).
+    ///
+    /// # Panics
+    /// If a term lies outside the interval `chol` was twisted around.
+    pub fn prepare(
+        &mut self,
+        chol: &Banded,
+        terms: &[LowRank],
+        index: impl Fn(usize) -> usize,
+    ) -> bool {
+        self.ready = false;
+        let m = terms.len();
+        if m == 0 {
+            return true;
+        }
+        let dim = chol.size();
+        let (k0, k1) = chol.inner();
+        let len = k1 - k0;
+        self.order.clear();
+        self.order.extend((0..m).filter(|&k| terms[k].c > 0.0));
+        self.positive = self.order.len();
+        self.order.extend((0..m).filter(|&k| terms[k].c < 0.0));
+        let m = self.order.len();
+        self.y.clear();
+        self.y.resize(m * len + dim, 0.0);
+        // (B⁻¹ u_k)_K, term by term.
+        for (slot, &k) in self.order.iter().enumerate() {
+            let t = &terms[k];
+            let yk = &mut self.y[slot * len..(slot + 1) * len];
+            let mut first = len;
+            for a in 0..4 {
+                let i = index(t.nodes[a]);
+                assert!(
+                    i >= k0 && i + 3 <= k1,
+                    "woodbury: term outside the factor's interval"
+                );
+                for c in 0..3 {
+                    yk[i - k0 + c] += t.u[3 * a + c];
+                }
+                first = first.min(i - k0);
             }
-            first = first.min(i - k0);
+            chol.solve_inner(yk, first);
         }
-        chol.solve_inner(yk, first);
+        let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
+        for a in 0..m {
+            let ta = &terms[self.order[a]];
+            for b in 0..=a {
+                let v = dot(ta, &self.y[b * len..(b + 1) * len], k0, &index);
+                s[(a, b)] = v;
+                s[(b, a)] = v;
+            }
+            s[(a, a)] += 1.0 / ta.c;
+        }
+        let p = self.positive;
+        if p > 0 {
+            let Some(lp) = s.view((0, 0), (p, p)).into_owned().cholesky() else {
+                return m == p;
+            };
+            self.lp = lp.unpack();
+        } else {
+            self.lp = nalgebra::DMatrix::zeros(0, 0);
+        }
+        if m == p {
+            self.ready = true;
+            return true;
+        }
+        self.w = s.view((0, p), (p, m - p)).into_owned();
+        if !self.lp.solve_lower_triangular_mut(&mut self.w) {
+            return false;
+        }
+        let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
+        let Some(ln) = (-schur).cholesky() else {
+            return false;
+        };
+        self.ln = ln.unpack();
+        self.ready = true;
+        true
     }
-    let dot = |t: &LowRank, v: &[f64], base: usize| -> f64 {
-        let mut s = 0.0;
-        for a in 0..4 {
-            for k in 0..3 {
-                s += t.u[3 * a + k] * v[index(t.nodes[a]) - base + k];
+
+    /// `dz ← dz − B⁻¹U S⁻¹ Uᵀ dz` for the terms [`Woodbury::prepare`] factored (`dz` the
+    /// banded step `B⁻¹(−g)`); nothing if it did not.
+    pub fn apply(
+        &mut self,
+        chol: &Banded,
+        terms: &[LowRank],
+        index: impl Fn(usize) -> usize,
+        dz: &mut [f64],
+    ) {
+        if !self.ready {
+            return;
+        }
+        let (p, m) = (self.positive, self.order.len());
+        let (k0, k1) = chol.inner();
+        let len = k1 - k0;
+        let r = nalgebra::DVector::<f64>::from_iterator(
+            m,
+            self.order.iter().map(|&k| dot(&terms[k], dz, 0, &index)),
+        );
+        // S z = r by the block LDLᵀ: a = L_P⁻¹ r_P, z_N = (S_NN − WᵀW)⁻¹ (r_N − Wᵀa),
+        // L_Pᵀ z_P = a − W z_N.
+        let mut a = r.rows(0, p).into_owned();
+        self.lp.solve_lower_triangular_mut(&mut a);
+        let (zp, zn) = if m > p {
+            let mut zn = r.rows(p, m - p) - self.w.transpose() * &a;
+            self.ln.solve_lower_triangular_mut(&mut zn);
+            self.ln.tr_solve_lower_triangular_mut(&mut zn);
+            zn.neg_mut();
+            (a - &self.w * &zn, zn)
+        } else {
+            (a, nalgebra::DVector::zeros(0))
+        };
+        let mut zp = zp;
+        self.lp.tr_solve_lower_triangular_mut(&mut zp);
+        // dz −= B⁻¹ (U z): one solve of a right-hand side supported in K.
+        let v = &mut self.y[m * len..];
+        v.iter_mut().for_each(|x| *x = 0.0);
+        let mut first = k1;
+        for (slot, &k) in self.order.iter().enumerate() {
+            let t = &terms[k];
+            let z = if slot < p { zp[slot] } else { zn[slot - p] };
+            for a in 0..4 {
+                let i = index(t.nodes[a]);
+                for c in 0..3 {
+                    v[i + c] += t.u[3 * a + c] * z;
+                }
+                first = first.min(i);
             }
         }
-        s
-    };
-    let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
-    let mut r = nalgebra::DVector::<f64>::zeros(m);
-    for (a, ta) in terms.iter().enumerate() {
-        for b in 0..m {
-            s[(a, b)] = dot(ta, &yk_all[b * len..(b + 1) * len], k0);
-        }
-        s[(a, a)] += 1.0 / ta.c;
-        r[a] = dot(ta, dz, 0);
-    }
-    let Some(ch) = s.cholesky() else {
-        return;
-    };
-    let z = ch.solve(&r);
-    // dz −= B⁻¹ (U z): one solve of a right-hand side supported in K.
-    let mut first = k1;
-    for (b, t) in terms.iter().enumerate() {
-        for a in 0..4 {
-            let i = index(t.nodes[a]);
-            for c in 0..3 {
-                v[i + c] += t.u[3 * a + c] * z[b];
-            }
-            first = first.min(i);
+        chol.solve_from_inner(v, first);
+        for (d, w) in dz.iter_mut().zip(v.iter()) {
+            *d -= w;
         }
     }
-    chol.solve_from_inner(v, first);
-    for (d, w) in dz.iter_mut().zip(v.iter()) {
-        *d -= w;
+}
+
+/// `u · v` over a term's nodes, `v` indexed from solver index `base`.
+fn dot(t: &LowRank, v: &[f64], base: usize, index: &impl Fn(usize) -> usize) -> f64 {
+    let mut s = 0.0;
+    for a in 0..4 {
+        for k in 0..3 {
+            s += t.u[3 * a + k] * v[index(t.nodes[a]) - base + k];
+        }
     }
+    s
 }
 
 /// Where a potential writes its gradient and Hessian (over node positions).
@@ -159,12 +258,12 @@ impl<'a> PotentialSink<'a> {
         }
     }
 
-    /// Add the rank-one Hessian term `c u uᵀ` (c ≥ 0) over the positions of `nodes`, which
+    /// Add the rank-one Hessian term `c u uᵀ` (c of either sign; the solver keeps the negative ones only where the whole stays positive definite) over the positions of `nodes`, which
     /// may be far apart in index. The Newton solver keeps such terms out of the band and
     /// solves them by the Woodbury identity; a sink without that support (tests) adds the
     /// term's banded part (blocks of equal or adjacent nodes) only.
     pub fn add_low_rank(&mut self, nodes: [usize; 4], u: &[f64; 12], c: f64) {
-        if self.h.is_none() || c <= 0.0 {
+        if self.h.is_none() || c == 0.0 {
             return;
         }
         if let Some(lr) = self.low_rank.as_deref_mut() {
@@ -422,6 +521,39 @@ mod woodbury_tests {
     /// middle, its end (and DER's layout, 4 unknowns a node after a ghost's).
     #[test]
     fn woodbury_matches_a_dense_solve_of_the_corrected_system() {
+        woodbury_against_dense(&|_, r| 0.5 + r.abs() * 10.0, 2e-15);
+    }
+
+    /// Terms of either sign: a few negative weights small enough that the corrected system
+    /// stays positive definite (the dense Cholesky says so), and one so large that it does
+    /// not, which `prepare` must refuse.
+    #[test]
+    fn woodbury_with_negative_weights_solves_a_definite_system_and_refuses_an_indefinite_one() {
+        woodbury_against_dense(
+            &|k, r| {
+                if k % 2 == 1 {
+                    -0.05 - 0.05 * r.abs()
+                } else {
+                    0.5 + r.abs() * 10.0
+                }
+            },
+            2e-15,
+        );
+        woodbury_against_dense(
+            &|k, r| {
+                if k == 2 {
+                    -40.0 - r.abs()
+                } else {
+                    0.5 + r.abs() * 10.0
+                }
+            },
+            0.0,
+        );
+    }
+
+    /// Solve `(B + Σ c u uᵀ) x = rhs` both ways with the weights `weight(term, random)`; with
+    /// `tol` = 0 the system must be indefinite and refused.
+    fn woodbury_against_dense(weight: &dyn Fn(usize, f64) -> f64, tol: f64) {
         let whole: &[(usize, usize)] = &[(2, 20), (5, 27), (11, 12), (0, 29), (14, 22)];
         let middle: &[(usize, usize)] = &[(8, 20), (9, 17), (11, 12), (14, 22)];
         let end: &[(usize, usize)] = &[(15, 29), (19, 27), (21, 28)];
@@ -452,13 +584,14 @@ mod woodbury_tests {
             // Pairs far apart along the rod (outside the band), as self-contact makes them.
             let terms: Vec<LowRank> = pairs
                 .iter()
-                .map(|&(p, q)| {
+                .enumerate()
+                .map(|(k, &(p, q))| {
                     let mut u = [0.0; 12];
                     u.iter_mut().for_each(|v| *v = rnd());
                     LowRank {
                         nodes: [p, p + 1, q - 1, q],
                         u,
-                        c: 0.5 + rnd().abs() * 10.0,
+                        c: weight(k, rnd()),
                     }
                 })
                 .collect();
@@ -472,18 +605,28 @@ mod woodbury_tests {
                 dense += &full * full.transpose() * t.c;
             }
             let rhs: Vec<f64> = (0..n).map(|_| rnd()).collect();
+            let definite = dense.clone().cholesky().is_some();
+            let (k0, k1) = interval(&terms, index).unwrap();
+            let mut chol = Banded::new(n, b);
+            chol.factor_twisted_from(&band, 0.0, k0, k1).unwrap();
+            let mut wb = Woodbury::default();
+            assert_eq!(wb.prepare(&chol, &terms, index), definite);
+            if tol == 0.0 {
+                assert!(
+                    !definite,
+                    "the large negative weight left {n} unknowns definite"
+                );
+                continue;
+            }
+            assert!(definite);
             let expect = dense
                 .lu()
                 .solve(&nalgebra::DVector::from_vec(rhs.clone()))
                 .unwrap();
-            let (k0, k1) = interval(&terms, index).unwrap();
-            let mut chol = Banded::new(n, b);
-            chol.factor_twisted_from(&band, 0.0, k0, k1).unwrap();
             assert_eq!(chol.inner(), (k0, k1));
             let mut dz = rhs.clone();
             chol.solve(&mut dz);
-            let mut y = Vec::new();
-            woodbury(&chol, &terms, index, &mut dz, &mut y);
+            wb.apply(&chol, &terms, index, &mut dz);
             let err = dz
                 .iter()
                 .zip(expect.iter())
@@ -495,7 +638,7 @@ mod woodbury_tests {
             // at worst, both with the plain factor and one solve per term over the whole rod
             // and with the twisted one (the four cases).
             assert!(
-                err <= 2e-15 * scale,
+                err <= tol * scale,
                 "K [{k0}, {k1}) of {n}: max error {err:e} (scale {scale:e})"
             );
         }
