@@ -179,10 +179,8 @@ impl LinearSystem {
         if self.chol.factor_twisted_from(&self.h, mu, k0, k1).is_err() {
             return false;
         }
-        if !self.wb.prepare(&self.chol, &self.low_rank, index) {
-            self.low_rank.retain(|t| t.c > 0.0);
-            self.wb.prepare(&self.chol, &self.low_rank, index);
-        }
+        // False (indefinite with the negative terms) leaves them out of the correction.
+        self.wb.prepare(&self.chol, &self.low_rank, index);
         true
     }
 

@@ -69,9 +69,11 @@ pub(crate) struct Woodbury {
 impl Woodbury {
     /// Factor `S` for `terms` against the banded factor `chol` (twisted around the terms'
     /// interval). `index(node)` is the solver's index of the node's first position coordinate.
-    /// False when `B + UCUᵀ` is not positive definite (with a negative weight), or when `S`
-    /// of positive weights alone cannot be factored (rounding: the correction is then
-    /// skipped and the banded step kept, a descent direction all the same).
+    /// False when `B + UCUᵀ` is not positive definite (with a negative weight): the negative
+    /// terms are then left out of the correction (each pair's Hessian projected onto its
+    /// positive part, as IPC does), whose factor `S_PP` is already made. Also false when `S_PP`
+    /// cannot be factored (rounding: the correction is then skipped and the banded step kept,
+    /// a descent direction all the same).
     ///
     /// # Panics
     /// If a term lies outside the interval `chol` was twisted around.
@@ -127,7 +129,7 @@ impl Woodbury {
         let p = self.positive;
         if p > 0 {
             let Some(lp) = s.view((0, 0), (p, p)).into_owned().cholesky() else {
-                return m == p;
+                return false;
             };
             self.lp = lp.unpack();
         } else {
@@ -138,12 +140,18 @@ impl Woodbury {
             return true;
         }
         self.w = s.view((0, p), (p, m - p)).into_owned();
+        // Not definite with the negative terms: correct with the positive ones alone.
+        let positive_only = |wb: &mut Self| {
+            wb.order.truncate(p);
+            wb.ready = p > 0;
+            false
+        };
         if !self.lp.solve_lower_triangular_mut(&mut self.w) {
-            return false;
+            return positive_only(self);
         }
         let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
         let Some(ln) = (-schur).cholesky() else {
-            return false;
+            return positive_only(self);
         };
         self.ln = ln.unpack();
         self.ready = true;
