@@ -488,6 +488,90 @@ impl Banded {
         }
     }
 
+    /// [`Banded::solve_inner`] for several right-hand sides at once: `xs` holds them one after
+    /// another (each `k1 − k0` long), each zero before `first`. Every right-hand side gets the
+    /// same operations in the same order as its own [`Banded::solve_inner`] (the same result,
+    /// bit for bit: the rows a single solve skips carry zeros here), but row by row across all
+    /// of them, so the factor's rows are read once and the substitutions' dependency chains,
+    /// one per right-hand side, overlap instead of running one after another
+    /// (docs/performance.md: the Woodbury columns of self-contact).
+    pub fn solve_inner_many(&self, xs: &mut [f64], first: usize) {
+        let (k0, k1) = self.inner;
+        let len = k1 - k0;
+        assert!(
+            len > 0 && xs.len().is_multiple_of(len),
+            "solve_inner_many: length mismatch"
+        );
+        match self.b {
+            8 => self.solve_inner_many_fixed::<8>(xs, first),
+            10 => self.solve_inner_many_fixed::<10>(xs, first),
+            _ => xs
+                .chunks_exact_mut(len)
+                .for_each(|x| self.solve_inner(x, first)),
+        }
+    }
+
+    fn solve_inner_many_fixed<const B: usize>(&self, xs: &mut [f64], first: usize) {
+        let (k0, k1) = self.inner;
+        let (len, w) = (k1 - k0, B + 1);
+        // Forward: `forward_rows(x, k0, k0 + first, k1, k0)` row by row across the sides.
+        let lo = k0 + first;
+        let head = k1.min(k0 + B).max(lo);
+        for i in lo..head {
+            let row = self.row(i, k0, i);
+            for x in xs.chunks_exact_mut(len) {
+                x[i - k0] -= dot(row, &x[..i - k0]);
+            }
+        }
+        for i in lo.max(head)..k1 {
+            let row = &self.band[i * w..i * w + w];
+            for x in xs.chunks_exact_mut(len) {
+                let xs = &x[i - B - k0..i - k0];
+                let (mut a0, mut a1) = (0.0, 0.0);
+                for o in (0..B - 1).step_by(2) {
+                    a0 += row[o] * xs[o];
+                    if o + 1 < B - 1 {
+                        a1 += row[o + 1] * xs[o + 1];
+                    }
+                }
+                let last = xs[B - 1];
+                x[i - k0] = (x[i - k0] - (a0 + a1)) - row[B - 1] * last;
+            }
+        }
+        let inv = &self.inv[lo.min(k1)..k1];
+        for x in xs.chunks_exact_mut(len) {
+            for (v, d) in x[first.min(len)..].iter_mut().zip(inv) {
+                *v *= d;
+            }
+        }
+        // Backward: `backward_rows(x, k0, k0, k1, k1)`.
+        let split = k1.saturating_sub(B).clamp(k0, k1);
+        for i in (split..k1).rev() {
+            for x in xs.chunks_exact_mut(len) {
+                let mut s = x[i - k0];
+                for r in i + 1..k1 {
+                    s -= self.band[r * w + B - (r - i)] * x[r - k0];
+                }
+                x[i - k0] = s;
+            }
+        }
+        for i in (k0..split).rev() {
+            let below = &self.band[(i + 1) * w..(i + B + 1) * w];
+            for x in xs.chunks_exact_mut(len) {
+                let xs = &x[i + 1 - k0..i + B + 1 - k0];
+                let (mut a0, mut a1) = (0.0, 0.0);
+                for t in (1..B).step_by(2) {
+                    a0 += below[t * w + B - 1 - t] * xs[t];
+                    if t + 1 < B {
+                        a1 += below[(t + 1) * w + B - 2 - t] * xs[t + 1];
+                    }
+                }
+                let next = xs[0];
+                x[i - k0] = (x[i - k0] - (a0 + a1)) - below[B - 1] * next;
+            }
+        }
+    }
+
     /// [`Banded::solve`] for a right-hand side supported in `[start, k1)`, `start ≥ k0` (inside
     /// the interval the factorisation was twisted around): the eliminations of the rows
     /// outside `K`, which only carry zeros, are skipped.
@@ -802,6 +886,44 @@ mod tests {
         for i in 0..20 {
             for j in 0..20 {
                 assert_eq!(a.get(i, j), b.get(i, j), "({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
+    fn many_right_hand_sides_solve_as_each_alone_bit_for_bit() {
+        // The Woodbury columns' multi-right-hand-side solve against one `solve_inner` per
+        // side: the same floating-point operations, so the same bits (sides with zeros past
+        // the shared `first`, as the self-contact terms have), for both fixed bandwidths and
+        // intervals shorter and longer than the band.
+        for (b, n) in [(8, 60), (10, 70)] {
+            let a = random(n, b, 3);
+            for (k0, k1) in [(0, n), (12, 44), (20, 26), (30, n)] {
+                let mut f = Banded::new(n, b);
+                f.factor_twisted_from(&a, 0.0, k0, k1).expect("SPD");
+                let len = k1 - k0;
+                let mut rnd = uniform(7);
+                for first in [0, len / 3] {
+                    let sides = 5;
+                    let mut many = vec![0.0; sides * len];
+                    for (k, x) in many.chunks_exact_mut(len).enumerate() {
+                        // Side k is zero before first + 2k (at most the end).
+                        let z = (first + 2 * k).min(len - 1);
+                        x[z..].iter_mut().for_each(|v| *v = rnd());
+                    }
+                    let mut alone = many.clone();
+                    for (k, x) in alone.chunks_exact_mut(len).enumerate() {
+                        f.solve_inner(x, (first + 2 * k).min(len - 1));
+                    }
+                    f.solve_inner_many(&mut many, first);
+                    for (i, (p, q)) in many.iter().zip(&alone).enumerate() {
+                        assert_eq!(
+                            p.to_bits(),
+                            q.to_bits(),
+                            "b {b} K [{k0}, {k1}) first {first}: entry {i}, {p} vs {q}"
+                        );
+                    }
+                }
             }
         }
     }

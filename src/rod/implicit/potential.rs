@@ -37,8 +37,9 @@ pub(crate) fn interval(
 /// (docs/derivations/banded.md; the exact self-contact Hessian, docs/derivations/der-imc.md
 /// §F7): `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹` with `S = C⁻¹ + UᵀB⁻¹U` (m×m, m the
 /// terms). `S` needs `B⁻¹` on the interval `K` the terms touch only, so the banded factor is
-/// twisted around it ([`interval`]): one banded solve over `K` per term, then one full solve
-/// of the combined `U S⁻¹ UᵀB⁻¹(−g)` per step.
+/// twisted around it ([`interval`]): one banded solve over `K` per term (all in one pass,
+/// [`Banded::solve_inner_many`]), then one full solve of the combined `U S⁻¹ UᵀB⁻¹(−g)` per
+/// step.
 ///
 /// The weights `c` may be negative (a pair's exact Hessian is indefinite). With `B` positive
 /// definite, `B + UCUᵀ` is positive definite exactly when `S` has as many positive
@@ -98,7 +99,8 @@ impl Woodbury {
         let m = self.order.len();
         self.y.clear();
         self.y.resize(m * len + dim, 0.0);
-        // (B⁻¹ u_k)_K, term by term.
+        // (B⁻¹ u_k)_K: the terms' columns, solved together.
+        let mut first_all = len;
         for (slot, &k) in self.order.iter().enumerate() {
             let t = &terms[k];
             let yk = &mut self.y[slot * len..(slot + 1) * len];
@@ -114,8 +116,9 @@ impl Woodbury {
                 }
                 first = first.min(i - k0);
             }
-            chol.solve_inner(yk, first);
+            first_all = first_all.min(first);
         }
+        chol.solve_inner_many(&mut self.y[..m * len], first_all);
         let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
         for a in 0..m {
             let ta = &terms[self.order[a]];
