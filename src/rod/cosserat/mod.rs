@@ -231,9 +231,10 @@ impl CosseratRod {
 
     /// Largest bending curvature `sqrt(Ω1² + Ω2²)` over the joints [1/m].
     pub fn max_curvature(&self) -> f64 {
-        self.darboux()
-            .iter()
-            .map(|o| o.xy().norm())
+        let l = self.params.segment_length;
+        self.q
+            .windows(2)
+            .map(|w| energy::darboux(&w[0], &w[1], l).xy().norm())
             .fold(0.0, f64::max)
     }
 
@@ -248,8 +249,10 @@ impl CosseratRod {
             se += 0.5 * l * gam.dot(&gam.component_mul(&p.stretch_stiffness));
         }
         let mut bt = 0.0;
-        for om in self.darboux() {
-            let d = om - p.rest_darboux;
+        // (Joint by joint, not through `darboux()`'s vector: the physics loop measures every
+        // step and must not allocate.)
+        for w in self.q.windows(2) {
+            let d = energy::darboux(&w[0], &w[1], l) - p.rest_darboux;
             bt += 0.5 * l * d.dot(&d.component_mul(&p.bend_stiffness));
         }
         let n = p.segments;
