@@ -488,86 +488,121 @@ impl Banded {
         }
     }
 
-    /// [`Banded::solve_inner`] for several right-hand sides at once: `xs` holds them one after
-    /// another (each `k1 − k0` long), each zero before `first`. Every right-hand side gets the
-    /// same operations in the same order as its own [`Banded::solve_inner`] (the same result,
-    /// bit for bit: the rows a single solve skips carry zeros here), but row by row across all
-    /// of them, so the factor's rows are read once and the substitutions' dependency chains,
-    /// one per right-hand side, overlap instead of running one after another
-    /// (docs/performance.md: the Woodbury columns of self-contact).
-    pub fn solve_inner_many(&self, xs: &mut [f64], first: usize) {
+    /// [`Banded::solve_inner`] for `m` right-hand sides at once, interleaved: `xs[r * m + k]`
+    /// is row `k0 + r` of side `k` (`xs.len() = m (k1 − k0)`), every side zero before row
+    /// `k0 + first`. Every side gets the same operations in the same order as its own
+    /// [`Banded::solve_inner`] (the same result, bit for bit: the rows a single solve skips
+    /// carry zeros here), but row by row across all of them, in lanes side by side: the
+    /// factor's rows are read once, and the substitutions' dependency chains, one per side,
+    /// run in SIMD lanes instead of one after another (docs/performance.md: the Woodbury
+    /// columns of self-contact).
+    pub fn solve_inner_many(&self, xs: &mut [f64], m: usize, first: usize) {
         let (k0, k1) = self.inner;
         let len = k1 - k0;
-        assert!(
-            len > 0 && xs.len().is_multiple_of(len),
-            "solve_inner_many: length mismatch"
-        );
+        assert_eq!(xs.len(), m * len, "solve_inner_many: length mismatch");
         match self.b {
-            8 => self.solve_inner_many_fixed::<8>(xs, first),
-            10 => self.solve_inner_many_fixed::<10>(xs, first),
-            _ => xs
-                .chunks_exact_mut(len)
-                .for_each(|x| self.solve_inner(x, first)),
+            8 => self.solve_inner_many_fixed::<8, 9>(xs, m, first),
+            10 => self.solve_inner_many_fixed::<10, 11>(xs, m, first),
+            _ => {
+                let mut x = vec![0.0; len];
+                for k in 0..m {
+                    x.iter_mut()
+                        .enumerate()
+                        .for_each(|(r, v)| *v = xs[r * m + k]);
+                    self.solve_inner(&mut x, first);
+                    x.iter().enumerate().for_each(|(r, v)| xs[r * m + k] = *v);
+                }
+            }
         }
     }
 
-    fn solve_inner_many_fixed<const B: usize>(&self, xs: &mut [f64], first: usize) {
+    fn solve_inner_many_fixed<const B: usize, const W: usize>(
+        &self,
+        xs: &mut [f64],
+        m: usize,
+        first: usize,
+    ) {
+        /// Sides per block of lanes.
+        const L: usize = 8;
         let (k0, k1) = self.inner;
-        let (len, w) = (k1 - k0, B + 1);
-        // Forward: `forward_rows(x, k0, k0 + first, k1, k0)` row by row across the sides.
+        let w = B + 1;
+        // Side k's value at row r (relative to k0).
+        let at = |r: usize, k: usize| r * m + k;
+        // Forward: `forward_rows(x, k0, k0 + first, k1, k0)`, row by row across the sides.
         let lo = k0 + first;
         let head = k1.min(k0 + B).max(lo);
         for i in lo..head {
+            // `dot`'s four partial sums, side by side.
             let row = self.row(i, k0, i);
-            for x in xs.chunks_exact_mut(len) {
-                x[i - k0] -= dot(row, &x[..i - k0]);
+            let n = row.len();
+            for k in 0..m {
+                let mut s4 = [0.0; 4];
+                for c in 0..n / 4 {
+                    for q in 0..4 {
+                        s4[q] += row[4 * c + q] * xs[at(4 * c + q, k)];
+                    }
+                }
+                let mut t = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+                for j in n - n % 4..n {
+                    t += row[j] * xs[at(j, k)];
+                }
+                xs[at(i - k0, k)] -= t;
             }
         }
         for i in lo.max(head)..k1 {
-            let row = &self.band[i * w..i * w + w];
-            for x in xs.chunks_exact_mut(len) {
-                let xs = &x[i - B - k0..i - k0];
-                let (mut a0, mut a1) = (0.0, 0.0);
-                for o in (0..B - 1).step_by(2) {
-                    a0 += row[o] * xs[o];
-                    if o + 1 < B - 1 {
-                        a1 += row[o + 1] * xs[o + 1];
-                    }
-                }
-                let last = xs[B - 1];
-                x[i - k0] = (x[i - k0] - (a0 + a1)) - row[B - 1] * last;
+            let row: &[f64; W] = self.band[i * w..i * w + w].try_into().expect("band row");
+            let r0 = i - B - k0;
+            let (before, from) = xs.split_at_mut(at(i - k0, 0));
+            let window = &before[at(r0, 0)..];
+            let xi = &mut from[..m];
+            let mut k = 0;
+            while k + L <= m {
+                forward_lanes::<B, W, L>(row, window, m, k, &mut xi[k..k + L]);
+                k += L;
+            }
+            while k < m {
+                forward_lanes::<B, W, 1>(row, window, m, k, &mut xi[k..k + 1]);
+                k += 1;
             }
         }
-        let inv = &self.inv[lo.min(k1)..k1];
-        for x in xs.chunks_exact_mut(len) {
-            for (v, d) in x[first.min(len)..].iter_mut().zip(inv) {
-                *v *= d;
-            }
+        let len = k1 - k0;
+        for r in first.min(len)..len {
+            let d = self.inv[k0 + r];
+            xs[at(r, 0)..at(r, 0) + m].iter_mut().for_each(|v| *v *= d);
         }
         // Backward: `backward_rows(x, k0, k0, k1, k1)`.
         let split = k1.saturating_sub(B).clamp(k0, k1);
         for i in (split..k1).rev() {
-            for x in xs.chunks_exact_mut(len) {
-                let mut s = x[i - k0];
-                for r in i + 1..k1 {
-                    s -= self.band[r * w + B - (r - i)] * x[r - k0];
+            let r = i - k0;
+            let (upto, below) = xs.split_at_mut(at(r + 1, 0));
+            let xi = &mut upto[at(r, 0)..];
+            for rr in i + 1..k1 {
+                let l = self.band[rr * w + B - (rr - i)];
+                let xr = &below[at(rr - i - 1, 0)..at(rr - i - 1, 0) + m];
+                for (v, x) in xi.iter_mut().zip(xr) {
+                    *v -= l * x;
                 }
-                x[i - k0] = s;
             }
         }
         for i in (k0..split).rev() {
             let below = &self.band[(i + 1) * w..(i + B + 1) * w];
-            for x in xs.chunks_exact_mut(len) {
-                let xs = &x[i + 1 - k0..i + B + 1 - k0];
-                let (mut a0, mut a1) = (0.0, 0.0);
-                for t in (1..B).step_by(2) {
-                    a0 += below[t * w + B - 1 - t] * xs[t];
-                    if t + 1 < B {
-                        a1 += below[(t + 1) * w + B - 2 - t] * xs[t + 1];
-                    }
-                }
-                let next = xs[0];
-                x[i - k0] = (x[i - k0] - (a0 + a1)) - below[B - 1] * next;
+            let r = i - k0;
+            let (upto, after) = xs.split_at_mut(at(r + 1, 0));
+            let xi = &mut upto[at(r, 0)..];
+            // Column i of L below the diagonal: L[i + t][i] for t = 0..B.
+            let mut col = [0.0; B];
+            for (t, c) in col.iter_mut().enumerate() {
+                *c = below[t * w + B - 1 - t];
+            }
+            let xi = &mut xi[..m];
+            let mut k = 0;
+            while k + L <= m {
+                backward_lanes::<B, L>(&col, after, m, k, &mut xi[k..k + L]);
+                k += L;
+            }
+            while k < m {
+                backward_lanes::<B, 1>(&col, after, m, k, &mut xi[k..k + 1]);
+                k += 1;
             }
         }
     }
@@ -757,6 +792,71 @@ impl Banded {
     }
 }
 
+/// One forward row of [`Banded::solve_inner_many`] for the `N` sides from `k`:
+/// `forward_rows`' arithmetic (two partial sums over the first `B − 1` entries, then the one
+/// on the row just above), in lanes. `window` starts at the row `B` above; `xi` is the row's
+/// `N` values.
+#[inline(always)]
+fn forward_lanes<const B: usize, const W: usize, const N: usize>(
+    row: &[f64; W],
+    window: &[f64],
+    m: usize,
+    k: usize,
+    xi: &mut [f64],
+) {
+    let lane = |r: usize| -> &[f64; N] { window[r * m + k..r * m + k + N].try_into().unwrap() };
+    let (mut a0, mut a1) = ([0.0; N], [0.0; N]);
+    for o in (0..B - 1).step_by(2) {
+        let x = lane(o);
+        for l in 0..N {
+            a0[l] += row[o] * x[l];
+        }
+        if o + 1 < B - 1 {
+            let x = lane(o + 1);
+            for l in 0..N {
+                a1[l] += row[o + 1] * x[l];
+            }
+        }
+    }
+    let last = lane(B - 1);
+    let xi: &mut [f64; N] = xi.try_into().unwrap();
+    for l in 0..N {
+        xi[l] = (xi[l] - (a0[l] + a1[l])) - row[B - 1] * last[l];
+    }
+}
+
+/// One backward row of [`Banded::solve_inner_many`] for the `N` sides from `k`:
+/// `backward_rows`' arithmetic, in lanes. `col[t]` is `L[i + t][i]`, `after` starts at the row
+/// below; `xi` is the row's `N` values.
+#[inline(always)]
+fn backward_lanes<const B: usize, const N: usize>(
+    col: &[f64; B],
+    after: &[f64],
+    m: usize,
+    k: usize,
+    xi: &mut [f64],
+) {
+    let lane = |r: usize| -> &[f64; N] { after[r * m + k..r * m + k + N].try_into().unwrap() };
+    let (mut a0, mut a1) = ([0.0; N], [0.0; N]);
+    for t in (1..B).step_by(2) {
+        let x = lane(t);
+        for l in 0..N {
+            a0[l] += col[t] * x[l];
+        }
+        if t + 1 < B {
+            let x = lane(t + 1);
+            for l in 0..N {
+                a1[l] += col[t + 1] * x[l];
+            }
+        }
+    }
+    let next = lane(0);
+    let xi: &mut [f64; N] = xi.try_into().unwrap();
+    for l in 0..N {
+        xi[l] = (xi[l] - (a0[l] + a1[l])) - col[0] * next[l];
+    }
+}
+
 /// A fixed-seed LCG's uniform numbers in [−0.5, 0.5) (test matrices here and in
 /// rod::implicit::potential).
 #[cfg(test)]
@@ -903,8 +1003,7 @@ mod tests {
                 f.factor_twisted_from(&a, 0.0, k0, k1).expect("SPD");
                 let len = k1 - k0;
                 let mut rnd = uniform(7);
-                for first in [0, len / 3] {
-                    let sides = 5;
+                for (first, sides) in [(0, 5), (len / 3, 5), (0, 19)] {
                     let mut many = vec![0.0; sides * len];
                     for (k, x) in many.chunks_exact_mut(len).enumerate() {
                         // Side k is zero before first + 2k (at most the end).
@@ -915,13 +1014,23 @@ mod tests {
                     for (k, x) in alone.chunks_exact_mut(len).enumerate() {
                         f.solve_inner(x, (first + 2 * k).min(len - 1));
                     }
-                    f.solve_inner_many(&mut many, first);
-                    for (i, (p, q)) in many.iter().zip(&alone).enumerate() {
-                        assert_eq!(
-                            p.to_bits(),
-                            q.to_bits(),
-                            "b {b} K [{k0}, {k1}) first {first}: entry {i}, {p} vs {q}"
-                        );
+                    // Interleaved: row r of side k at r · sides + k.
+                    let mut lanes = vec![0.0; sides * len];
+                    for (k, x) in many.chunks_exact(len).enumerate() {
+                        for (r, v) in x.iter().enumerate() {
+                            lanes[r * sides + k] = *v;
+                        }
+                    }
+                    f.solve_inner_many(&mut lanes, sides, first);
+                    for (k, x) in alone.chunks_exact(len).enumerate() {
+                        for (r, q) in x.iter().enumerate() {
+                            let p = lanes[r * sides + k];
+                            assert_eq!(
+                                p.to_bits(),
+                                q.to_bits(),
+                                "b {b} K [{k0}, {k1}) first {first}: side {k} row {r}, {p} vs {q}"
+                            );
+                        }
                     }
                 }
             }

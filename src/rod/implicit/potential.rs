@@ -38,8 +38,8 @@ pub(crate) fn interval(
 /// §F7): `(B + U C Uᵀ)⁻¹ = B⁻¹ − B⁻¹U S⁻¹ UᵀB⁻¹` with `S = C⁻¹ + UᵀB⁻¹U` (m×m, m the
 /// terms). `S` needs `B⁻¹` on the interval `K` the terms touch only, so the banded factor is
 /// twisted around it ([`interval`]): one banded solve over `K` per term (all in one pass,
-/// [`Banded::solve_inner_many`]), then one full solve of the combined `U S⁻¹ UᵀB⁻¹(−g)` per
-/// step.
+/// side by side, [`Banded::solve_inner_many`]), then one full solve of the combined
+/// `U S⁻¹ UᵀB⁻¹(−g)` per step.
 ///
 /// The weights `c` may be negative (a pair's exact Hessian is indefinite). With `B` positive
 /// definite, `B + UCUᵀ` is positive definite exactly when `S` has as many positive
@@ -51,7 +51,8 @@ pub(crate) fn interval(
 /// negative definite, i.e. when the corrected system is positive definite.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Woodbury {
-    /// `(B⁻¹u_k)_K` per term (term-major, positive terms first), then a full-length vector.
+    /// `(B⁻¹u_k)_K` of every term, interleaved (row `r` of term `k` at `r · m + k`; positive
+    /// terms first), then a full-length vector.
     y: Vec<f64>,
     /// The terms' order: the positive weights' indices, then the negative ones'.
     order: Vec<usize>,
@@ -99,12 +100,11 @@ impl Woodbury {
         let m = self.order.len();
         self.y.clear();
         self.y.resize(m * len + dim, 0.0);
-        // (B⁻¹ u_k)_K: the terms' columns, solved together.
-        let mut first_all = len;
+        // (B⁻¹ u_k)_K: the terms' columns, solved together (interleaved: row r of term k
+        // at r · m + k).
+        let mut first = len;
         for (slot, &k) in self.order.iter().enumerate() {
             let t = &terms[k];
-            let yk = &mut self.y[slot * len..(slot + 1) * len];
-            let mut first = len;
             for a in 0..4 {
                 let i = index(t.nodes[a]);
                 assert!(
@@ -112,18 +112,24 @@ impl Woodbury {
                     "woodbury: term outside the factor's interval"
                 );
                 for c in 0..3 {
-                    yk[i - k0 + c] += t.u[3 * a + c];
+                    self.y[(i - k0 + c) * m + slot] += t.u[3 * a + c];
                 }
                 first = first.min(i - k0);
             }
-            first_all = first_all.min(first);
         }
-        chol.solve_inner_many(&mut self.y[..m * len], first_all);
+        chol.solve_inner_many(&mut self.y[..m * len], m, first);
         let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
         for a in 0..m {
             let ta = &terms[self.order[a]];
             for b in 0..=a {
-                let v = dot(ta, &self.y[b * len..(b + 1) * len], k0, &index);
+                // `dot` over term b's interleaved column.
+                let mut v = 0.0;
+                for n in 0..4 {
+                    let r = index(ta.nodes[n]) - k0;
+                    for c in 0..3 {
+                        v += ta.u[3 * n + c] * self.y[(r + c) * m + b];
+                    }
+                }
                 s[(a, b)] = v;
                 s[(b, a)] = v;
             }
