@@ -299,6 +299,22 @@ pub struct ObstacleContact {
 /// more than 1 % of its radius").
 const TOLERANCE_FRACTION: f64 = 0.01;
 
+/// A lower bound of the distance between segment `[p0, p1]` and a capsule's core segment
+/// (midpoint `mid`, half length `half`) [m]: the distance of the two segments' bounding
+/// spheres (each about its midpoint).
+#[inline]
+fn distance_lower_bound(p0: &Vec3, p1: &Vec3, mid: &Vec3, half: f64) -> f64 {
+    ((p0 + p1) * 0.5 - mid).norm() - 0.5 * (p1 - p0).norm() - half
+}
+
+/// A capsule's core midpoint, half length and radius, or `None` for another shape.
+fn capsule_sphere(shape: &Shape) -> Option<(Vec3, f64, f64)> {
+    match shape {
+        Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, 0.5 * (b - a).norm(), *radius)),
+        _ => None,
+    }
+}
+
 /// Smoothed penalty: value, first and second derivative in the penetration δ.
 #[inline]
 fn penalty(delta: f64, k: f64, eps: f64) -> (f64, f64, f64) {
@@ -461,7 +477,20 @@ impl ObstacleContact {
     }
 
     /// Visit the contact points of obstacle `o` at `x`.
-    fn points(&self, o: usize, x: &[Vec3], mut visit: impl FnMut(Point)) {
+    fn points(&self, o: usize, x: &[Vec3], visit: impl FnMut(Point)) {
+        self.points_near(o, x, |_| true, visit)
+    }
+
+    /// [`ObstacleContact::points`] without the segments `near(e)` rules out (capsules only):
+    /// a caller passes a test that only rules out segments none of whose points could
+    /// contribute, so what it sums is the same, bit for bit.
+    fn points_near(
+        &self,
+        o: usize,
+        x: &[Vec3],
+        near: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(Point),
+    ) {
         let n = x.len() - 1;
         // Points on exempt nodes only (e.g. suture inside tissue) do not touch.
         let ex = &self.exempt[o];
@@ -502,7 +531,14 @@ impl ObstacleContact {
                     Shape::Plane { .. } => unreachable!("planes use nodes"),
                 };
                 let mut prev_end = false; // previous segment's point clamped to its end node
+                let capsule = matches!(shape, Shape::Capsule { .. });
                 for e in 0..n {
+                    if capsule && !near(e) {
+                        // Ruled out: its points, and the end nodes it shares, are out of
+                        // reach (so the next segment's start node is not its point either).
+                        prev_end = false;
+                        continue;
+                    }
                     let s = param(e);
                     if s > 0.0 && s < 1.0 {
                         f(Point {
@@ -606,8 +642,17 @@ impl NodePotential for ObstacleContact {
         let mut value = 0.0;
         for o in 0..self.obstacles.len() {
             let ob = &self.obstacles[o];
+            // A capsule's segments beyond the rod's radius of its surface, with a margin for
+            // the bound's rounding, have no penalty (penalty(δ ≤ 0) = 0): skipped.
+            let sphere = capsule_sphere(&ob.shape);
+            let near = |e: usize| {
+                sphere.is_none_or(|(mid, half, radius)| {
+                    let reach = (self.rod_radius + radius) * (1.0 + 1e-9) + 1e-12;
+                    distance_lower_bound(&x[e], &x[e + 1], &mid, half) < reach
+                })
+            };
             // Penalty.
-            self.points(o, x, |p| {
+            self.points_near(o, x, near, |p| {
                 let pos = Self::at(&p, x);
                 let (d, n, hd) = ob.shape.distance(&pos);
                 let (e, de, dde) = penalty(self.rod_radius - d, k, eps);
@@ -740,7 +785,23 @@ impl NodePotential for ObstacleContact {
         let tol = self.tolerance;
         let mut t = 1.0f64;
         for o in 0..self.obstacles.len() {
-            self.points(o, x, |p| {
+            // A capsule's segment whose gap bound (plus the tolerance) exceeds the most its
+            // points can approach in the step (`s + s²/2R`, s its nodes' longest move), with
+            // a margin for rounding, allows t ≥ 1: skipped.
+            let sphere = capsule_sphere(&self.obstacles[o].shape);
+            let near = |e: usize| {
+                sphere.is_none_or(|(mid, half, radius)| {
+                    let gap = distance_lower_bound(&x[e], &x[e + 1], &mid, half)
+                        - radius
+                        - self.rod_radius;
+                    let s = (x_full[e] - x[e])
+                        .norm()
+                        .max((x_full[e + 1] - x[e + 1]).norm());
+                    let reach = s + s * s / (2.0 * radius);
+                    gap + tol < 1.01 * reach + 1e-12
+                })
+            };
+            self.points_near(o, x, near, |p| {
                 let pos = Self::at(&p, x);
                 let (d, n, _) = self.obstacles[o].shape.distance(&pos);
                 let gap = d - self.rod_radius;
