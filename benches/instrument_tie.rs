@@ -42,6 +42,18 @@ fn bench(c: &mut Criterion) {
             );
             assert!(out.error.is_none(), "step: {:?}", out.error);
         }
+        // The phase's Newton iterations (what its cost scales with), printed once.
+        let (mut w, mut tl) = (world.clone(), tools.clone());
+        let mut iterations = 0;
+        for _ in 0..STEPS {
+            let t = w.time + h;
+            let targets = [Some(right.target(t)), Some(left.target(t))];
+            iterations += w.step(&mut tl, &targets, h).iterations;
+        }
+        eprintln!(
+            "{name} ({at} s): {:.1} Newton iterations a step",
+            iterations as f64 / STEPS as f64
+        );
         g.bench_function(name, |b| {
             b.iter_batched(
                 || (world.clone(), tools.clone()),
