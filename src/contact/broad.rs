@@ -49,45 +49,32 @@ impl Grid {
         }
         let longest = (0..n).map(|k| (x[k + 1] - x[k]).norm()).fold(0.0, f64::max);
         let cell = (longest + cutoff).max(1e-12);
-        let key = |v: f64| (v / cell).floor() as i64;
-        if self.packed(x, cutoff, cell, skip, out) {
-            out.retain(|&(i, j)| {
-                segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
-            });
-            return;
-        }
-        for k in 0..n {
-            let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
-            let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
-            for i in key(lo.x)..=key(hi.x) {
-                for j in key(lo.y)..=key(hi.y) {
-                    for l in key(lo.z)..=key(hi.z) {
-                        self.entries.push(((i, j, l), k));
+        if !self.packed(x, cutoff, cell, skip, out) {
+            for k in 0..n {
+                for_each_cell(x, k, cutoff, cell, |c| self.entries.push((c, k)));
+            }
+            self.entries.sort_unstable();
+            let e = &self.entries;
+            let mut start = 0;
+            while start < e.len() {
+                let mut end = start + 1;
+                while end < e.len() && e[end].0 == e[start].0 {
+                    end += 1;
+                }
+                // Segments in one cell, in increasing order.
+                for a in start..end {
+                    for b in a + 1..end {
+                        let (i, j) = (e[a].1, e[b].1);
+                        if j - i > skip {
+                            out.push((i, j));
+                        }
                     }
                 }
+                start = end;
             }
+            out.sort_unstable();
+            out.dedup();
         }
-        self.entries.sort_unstable();
-        let e = &self.entries;
-        let mut start = 0;
-        while start < e.len() {
-            let mut end = start + 1;
-            while end < e.len() && e[end].0 == e[start].0 {
-                end += 1;
-            }
-            // Segments in one cell, in increasing order.
-            for a in start..end {
-                for b in a + 1..end {
-                    let (i, j) = (e[a].1, e[b].1);
-                    if j - i > skip {
-                        out.push((i, j));
-                    }
-                }
-            }
-            start = end;
-        }
-        out.sort_unstable();
-        out.dedup();
         out.retain(|&(i, j)| {
             segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
         });
@@ -122,17 +109,11 @@ impl Grid {
         }
         self.keys.clear();
         for k in 0..n {
-            let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
-            let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
-            for i in key(lo.x)..=key(hi.x) {
-                for j in key(lo.y)..=key(hi.y) {
-                    for l in key(lo.z)..=key(hi.z) {
-                        let c = [i - base.x, j - base.y, l - base.z].map(|v| v as u64);
-                        self.keys
-                            .push(c[0] << 48 | c[1] << 32 | c[2] << 16 | k as u64);
-                    }
-                }
-            }
+            for_each_cell(x, k, cutoff, cell, |(i, j, l)| {
+                let c = [i - base.x, j - base.y, l - base.z].map(|v| v as u64);
+                self.keys
+                    .push(c[0] << 48 | c[1] << 32 | c[2] << 16 | k as u64);
+            });
         }
         self.keys.sort_unstable();
         self.pair_keys.clear();
@@ -161,6 +142,21 @@ impl Grid {
                 .map(|&p| ((p >> 32) as usize, (p & 0xffff_ffff) as usize)),
         );
         true
+    }
+}
+
+/// Every cell (`cell` wide) that segment `k`'s box, grown by half of `cutoff`, overlaps.
+#[inline]
+fn for_each_cell(x: &[Vec3], k: usize, cutoff: f64, cell: f64, mut f: impl FnMut((i64, i64, i64))) {
+    let key = |v: f64| (v / cell).floor() as i64;
+    let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
+    let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
+    for i in key(lo.x)..=key(hi.x) {
+        for j in key(lo.y)..=key(hi.y) {
+            for l in key(lo.z)..=key(hi.z) {
+                f((i, j, l));
+            }
+        }
     }
 }
 

@@ -501,8 +501,8 @@ impl Banded {
         let len = k1 - k0;
         assert_eq!(xs.len(), m * len, "solve_inner_many: length mismatch");
         match self.b {
-            8 => self.solve_inner_many_fixed::<8, 9>(xs, m, first),
-            10 => self.solve_inner_many_fixed::<10, 11>(xs, m, first),
+            8 => self.solve_inner_many_fixed::<8>(xs, m, first),
+            10 => self.solve_inner_many_fixed::<10>(xs, m, first),
             _ => {
                 let mut x = vec![0.0; len];
                 for k in 0..m {
@@ -516,12 +516,7 @@ impl Banded {
         }
     }
 
-    fn solve_inner_many_fixed<const B: usize, const W: usize>(
-        &self,
-        xs: &mut [f64],
-        m: usize,
-        first: usize,
-    ) {
+    fn solve_inner_many_fixed<const B: usize>(&self, xs: &mut [f64], m: usize, first: usize) {
         /// Sides per block of lanes.
         const L: usize = 8;
         let (k0, k1) = self.inner;
@@ -550,18 +545,18 @@ impl Banded {
             }
         }
         for i in lo.max(head)..k1 {
-            let row: &[f64; W] = self.band[i * w..i * w + w].try_into().expect("band row");
+            let row = &self.band[i * w..i * w + w];
             let r0 = i - B - k0;
             let (before, from) = xs.split_at_mut(at(i - k0, 0));
             let window = &before[at(r0, 0)..];
             let xi = &mut from[..m];
             let mut k = 0;
             while k + L <= m {
-                forward_lanes::<B, W, L>(row, window, m, k, &mut xi[k..k + L]);
+                lanes_update::<B, L>(row, 0, B - 1, window, m, k, &mut xi[k..k + L]);
                 k += L;
             }
             while k < m {
-                forward_lanes::<B, W, 1>(row, window, m, k, &mut xi[k..k + 1]);
+                lanes_update::<B, 1>(row, 0, B - 1, window, m, k, &mut xi[k..k + 1]);
                 k += 1;
             }
         }
@@ -597,11 +592,11 @@ impl Banded {
             let xi = &mut xi[..m];
             let mut k = 0;
             while k + L <= m {
-                backward_lanes::<B, L>(&col, after, m, k, &mut xi[k..k + L]);
+                lanes_update::<B, L>(&col, 1, 0, after, m, k, &mut xi[k..k + L]);
                 k += L;
             }
             while k < m {
-                backward_lanes::<B, 1>(&col, after, m, k, &mut xi[k..k + 1]);
+                lanes_update::<B, 1>(&col, 1, 0, after, m, k, &mut xi[k..k + 1]);
                 k += 1;
             }
         }
@@ -792,13 +787,19 @@ impl Banded {
     }
 }
 
-/// One forward row of [`Banded::solve_inner_many`] for the `N` sides from `k`:
-/// `forward_rows`' arithmetic (two partial sums over the first `B − 1` entries, then the one
-/// on the row just above), in lanes. `window` starts at the row `B` above; `xi` is the row's
-/// `N` values.
+/// One row of [`Banded::solve_inner_many`]'s substitutions for the `N` sides from `k`, with
+/// `forward_rows`' and `backward_rows`' arithmetic in lanes: two partial sums over the
+/// `B − 1` terms `c[f + j] · x_{f + j}` (`j` even into the first, odd into the second), then
+/// `xi ← (xi − (a0 + a1)) − c[last] · x_last`, row `r` of the sides at `window[r m + k ..]`.
+/// Forward: `c` the row of `L`, `window` from the row `B` above, `f = 0`, `last = B − 1`;
+/// backward: `c` the column of `L` below the diagonal (`c[t] = L[i + t][i]`), `window` from
+/// the row below, `f = 1`, `last = 0`.
 #[inline(always)]
-fn forward_lanes<const B: usize, const W: usize, const N: usize>(
-    row: &[f64; W],
+#[allow(clippy::too_many_arguments)] // the row's coefficients, its sides and its shape
+fn lanes_update<const B: usize, const N: usize>(
+    c: &[f64],
+    f: usize,
+    last: usize,
     window: &[f64],
     m: usize,
     k: usize,
@@ -806,54 +807,22 @@ fn forward_lanes<const B: usize, const W: usize, const N: usize>(
 ) {
     let lane = |r: usize| -> &[f64; N] { window[r * m + k..r * m + k + N].try_into().unwrap() };
     let (mut a0, mut a1) = ([0.0; N], [0.0; N]);
-    for o in (0..B - 1).step_by(2) {
-        let x = lane(o);
+    for j in (0..B - 1).step_by(2) {
+        let x = lane(f + j);
         for l in 0..N {
-            a0[l] += row[o] * x[l];
+            a0[l] += c[f + j] * x[l];
         }
-        if o + 1 < B - 1 {
-            let x = lane(o + 1);
+        if j + 1 < B - 1 {
+            let x = lane(f + j + 1);
             for l in 0..N {
-                a1[l] += row[o + 1] * x[l];
+                a1[l] += c[f + j + 1] * x[l];
             }
         }
     }
-    let last = lane(B - 1);
+    let x = lane(last);
     let xi: &mut [f64; N] = xi.try_into().unwrap();
     for l in 0..N {
-        xi[l] = (xi[l] - (a0[l] + a1[l])) - row[B - 1] * last[l];
-    }
-}
-
-/// One backward row of [`Banded::solve_inner_many`] for the `N` sides from `k`:
-/// `backward_rows`' arithmetic, in lanes. `col[t]` is `L[i + t][i]`, `after` starts at the row
-/// below; `xi` is the row's `N` values.
-#[inline(always)]
-fn backward_lanes<const B: usize, const N: usize>(
-    col: &[f64; B],
-    after: &[f64],
-    m: usize,
-    k: usize,
-    xi: &mut [f64],
-) {
-    let lane = |r: usize| -> &[f64; N] { after[r * m + k..r * m + k + N].try_into().unwrap() };
-    let (mut a0, mut a1) = ([0.0; N], [0.0; N]);
-    for t in (1..B).step_by(2) {
-        let x = lane(t);
-        for l in 0..N {
-            a0[l] += col[t] * x[l];
-        }
-        if t + 1 < B {
-            let x = lane(t + 1);
-            for l in 0..N {
-                a1[l] += col[t + 1] * x[l];
-            }
-        }
-    }
-    let next = lane(0);
-    let xi: &mut [f64; N] = xi.try_into().unwrap();
-    for l in 0..N {
-        xi[l] = (xi[l] - (a0[l] + a1[l])) - col[0] * next[l];
+        xi[l] = (xi[l] - (a0[l] + a1[l])) - c[last] * x[l];
     }
 }
 
