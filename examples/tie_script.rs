@@ -20,8 +20,9 @@
 //! now felt, its wraps come off the driver's jaws; tests/instrument_tie.rs, ignored); the
 //! square and the surgeon's do not tie yet.
 //! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
-//! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; about one step
-//! in sixteen does not converge once the strands cross (#23). Whether the throw survives the
+//! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; 28 of its 10 302
+//! steps do not converge (one in sixteen with the Gauss–Newton pair Hessian before deb61fd,
+//! der-imc.md §F7). Whether the throw survives the
 //! wraps leaving the jaws' tip at 7.1 s turned on rounding while the tail was taken 2.5 mm
 //! inside the tip (docs/derivations/der-imc.md §F6: a change that only perturbs the last
 //! bits flipped it either way; when it is undone, nearly every step converges because no
