@@ -26,8 +26,11 @@
 //! wraps leaving the jaws' tip at 7.1 s turned on rounding while the tail was taken 2.5 mm
 //! inside the tip (docs/derivations/der-imc.md §F6: a change that only perturbs the last
 //! bits flipped it either way; when it is undone, nearly every step converges because no
-//! knot is left); taken 1 mm inside ([`TAIL_IN`]) it held in every variant tried, with a
-//! narrow margin.
+//! knot is left); taken 1 mm inside ([`TAIL_IN`]) it held in every variant tried until
+//! 2026-11-27, with a narrow margin, when two variants undid it again: the Woodbury factor on
+//! reused slices (rounding only: docs/performance.md, "Tried and not kept") and each element's
+//! Hessian projected onto its positive part (der-imc.md §F7). A first throw with margin here
+//! is what the allocation-free factor waits on.
 //!
 //! On scenes/instrument_tie.toml's 3 mm wound the single first throw slips once the tail is
 //! let go: the pad pulls the loop open harder than the throw's friction holds (the gap reopens
