@@ -122,14 +122,7 @@ impl Woodbury {
         for a in 0..m {
             let ta = &terms[self.order[a]];
             for b in 0..=a {
-                // `dot` over term b's interleaved column.
-                let mut v = 0.0;
-                for n in 0..4 {
-                    let r = index(ta.nodes[n]) - k0;
-                    for c in 0..3 {
-                        v += ta.u[3 * n + c] * self.y[(r + c) * m + b];
-                    }
-                }
+                let v = dot_strided(ta, &self.y[b..], k0, m, &index);
                 s[(a, b)] = v;
                 s[(b, a)] = v;
             }
@@ -225,10 +218,21 @@ impl Woodbury {
 
 /// `u · v` over a term's nodes, `v` indexed from solver index `base`.
 fn dot(t: &LowRank, v: &[f64], base: usize, index: &impl Fn(usize) -> usize) -> f64 {
+    dot_strided(t, v, base, 1, index)
+}
+
+/// [`dot`] with solver index `i` at `v[(i − base) · stride]` (a column of interleaved ones).
+fn dot_strided(
+    t: &LowRank,
+    v: &[f64],
+    base: usize,
+    stride: usize,
+    index: &impl Fn(usize) -> usize,
+) -> f64 {
     let mut s = 0.0;
     for a in 0..4 {
         for k in 0..3 {
-            s += t.u[3 * a + k] * v[index(t.nodes[a]) - base + k];
+            s += t.u[3 * a + k] * v[(index(t.nodes[a]) - base + k) * stride];
         }
     }
     s
