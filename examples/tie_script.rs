@@ -175,6 +175,31 @@
 //! driver's hinge, draped over the instrument rather than round the tail, so drawing the tail
 //! further only draws it out of a loop that was never round it.
 //!
+//! Tried 2026-11-27 (second session) on the fresh scene with `elements = 110` (0.94 mm
+//! segments; otherwise scenes/instrument_tie_fresh.toml), measured with `--near`:
+//! - the jaws aimed at node 4 close on nothing and the first throw comes undone; at node 6
+//!   (`TIE_GI=6`) they take the tail's very end (s = 0, at the tip); the second orbit's radius
+//!   is 34.6 mm (48.7 mm of long end, 16 mm from the knot to the wraps), so its circle is a
+//!   cone's rim drawn 27.7 mm back up the jaws' axis to clear the skin, and the strand from the
+//!   wraps to the hand then runs back toward the hinge: the wraps slide there (at 17–18 s the
+//!   long end's nodes lie round the hinge, z = 0 to −4 mm in the jaws' frame, 2–4 mm off the
+//!   axis, +0.2 turns) and the back-out draws the jaws through them;
+//! - `TIE_FLATBOT=1` (the orbit about the wraps with no cone, its low part flattened so the
+//!   needle stays 3 mm over the skin, the strand slack there): the wraps stay on the jaws,
+//!   tight (1.73 turns, 1 mm off the axis, z = 5–8 mm, 17.0–18.3 s); backing out they slide
+//!   off the tip (18.6 s) but not onto the tail: the tail leaves the jaws' tip forward and
+//!   sideways (node 1 at z = 10.6 mm, 0.8 mm off the axis), outside the ring, and the ring
+//!   passes it; the knot stays the first throw's trefoil (3162 unconverged steps, most
+//!   of them after 19 s as the hands cross). The same with the tail's end 1.5 mm inside the
+//!   tip (`TIE_GPAST=3`), with the jaws aimed at node 8 (they take segment 1: a 0.1 mm stub),
+//!   with the shaft leaning the other way (`TIE_ZL=-1`) and with the hands crossing the other
+//!   way (`TIE_SIDE2=-1`); in each, from about 19.5 s, as the hands cross, every step runs
+//!   to the iteration cap.
+//!
+//! So the later throws' wraps now stay on the jaws; what is missing is the tail through the
+//! ring as it leaves them: the tail must leave the jaws running back inside the wraps (along
+//! the jaws toward the hinge, as a surgeon's grasp leaves it), not out of the tip.
+//!
 //! Next for the granny: with the rule (`TIE_GI=3`), follow the loop from 18.6 s, when it lies round the
 //! tail ahead of the tip, to where it rides back onto the jaws; the crossing hands must draw
 //! the tail's end away from it along the tail (the right hand first straight back along the
@@ -197,7 +222,7 @@
 //! `TIE_STEEP=DEG`, `TIE_KEEP=1` with `TIE_SENSE`, `TIE_TILT`, `TIE_KX`, `TIE_KH`,
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
-//! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_GEND`,
+//! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_GEND`,
 //! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
@@ -962,6 +987,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             } else {
                 0.0
             });
+        // `TIE_FLATBOT=1` (a development aid): the later throws' orbit about the wraps with
+        // no cone, its low part flattened to keep the needle 3 mm over the skin (the strand
+        // slack there), so the long end never drags the wraps back toward the hinge.
+        let flatbot = n > 0 && std::env::var("TIE_FLATBOT").is_ok();
+        let cone = if flatbot { 0.0 } else { cone };
         let c = w - d * cone;
         eprintln!(
             "throw {n}: long end {:.1} mm, exit to wraps {:.1} mm, orbit radius {:.1} mm, cone {:.1} mm",
@@ -973,7 +1003,12 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         let rel = swage - c;
         let th0 = (rel.dot(&e2)).atan2(rel.dot(&e1));
         let on = |th: f64, rho: f64| {
-            c + (e1 * th.cos() + e2 * th.sin()) * (rho * rho - cone * cone).max(0.0).sqrt()
+            let p = c + (e1 * th.cos() + e2 * th.sin()) * (rho * rho - cone * cone).max(0.0).sqrt();
+            if flatbot {
+                Vec3::new(p.x, p.y.max(0.003 + needle_drop), p.z)
+            } else {
+                p
+            }
         };
         // After the first throw the hand feels the long end (the first throw holds only
         // while it is pulled): every 0.1 s of the approach and the orbit, the orbit's radius
