@@ -544,6 +544,14 @@ const LIFT_AIM: f64 = 0.0056;
 /// throw's place, on empty jaws) the ring slid off the tip past the tail (Status).
 const LIFT_WRAP_AT: f64 = 0.0095;
 
+/// The pull each hand lays the later throws down with [N] (`TIE_LAY`): measured on the fresh
+/// scene's square, 0.8 N leaves the wound's gap at 0.51 mm, 1.2 N at 0.46 mm (a thirteenth
+/// of 3-0 nylon's straight-pull breaking force, 15.7 N by `Material::breaking_force`).
+const LAY_PULL: f64 = 1.2;
+
+/// How long the hands feel their ends laying a later throw down [s] (`TIE_LAYT`).
+const LAY_TIME: f64 = 3.0;
+
 /// The pull the left hand keeps on the long end while the wraps are carried over to the tail
 /// [N]: `TIE_PULL2`, else [`keep_pull`] (a development aid).
 fn wrapped_pull() -> f64 {
@@ -1311,17 +1319,77 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         }
         // 4. The hands cross: the tail to the far side of the wound, the long end to its
         // near side, and pull the throw down flat.
+        if n > 0 && gripped && post_mode() == "lift" && std::env::var("TIE_FIXED").is_err() {
+            // 4'. The hands cross and lay the throw down as a surgeon does: both ends pulled
+            // apart along the skin, at the knot's level, with like tension. First the tail's
+            // end is carried over to the far side and the long end to the near side, low;
+            // then every 0.1 s each hand feels its end (the driver's coupling force, the
+            // needle's pull) and moves out where the pull is under [`LAY_PULL`] and in where
+            // it is over, 2 mm per newton, at most 0.5 mm at a time.
+            t += 1.5;
+            let mut tip = Vec3::new(side * 0.018, 0.004, 0.0);
+            let mut sw = Vec3::new(-side * 0.030, 0.004, 0.0);
+            right.at(t, tip - d * jaw, q);
+            left.at_swage(t, sw, ql, swage_off);
+            let pull = env_f("TIE_LAY", LAY_PULL);
+            let k_n = (env_f("TIE_LAYT", LAY_TIME) * 10.0).round() as usize;
+            for k in 1..=k_n {
+                let tk = t + 0.1 * k as f64;
+                let w = eye.look(&right, &left, tk - 0.1);
+                let f_tail = w
+                    .suturing
+                    .as_ref()
+                    .and_then(|su| su.instruments.as_ref())
+                    .map_or(0.0, |set| set.list[0].coupling_force.norm());
+                let f_long = needle_pull(w);
+                tip.x += side * ((pull - f_tail) * 0.002).clamp(-0.0005, 0.0005);
+                sw.x -= side * ((pull - f_long) * 0.002).clamp(-0.0005, 0.0005);
+                right.at(tk, tip - d * jaw, q);
+                left.at_swage(tk, sw, ql, swage_off);
+            }
+            t += 0.1 * k_n as f64;
+            eprintln!(
+                "throw {n}: laid with the tail's end at {:.1} mm and the swage at {:.1} mm",
+                tip.x * 1e3,
+                sw.x * 1e3
+            );
+            swage = sw;
+            hinge = tip - d * jaw;
+            continue;
+        }
+        // `TIE_RX2=MM` (a development aid): how far out the later throws' right hand takes
+        // the tail's end [mm], 34.
+        let rx = if n > 0 {
+            env_f("TIE_RX2", 34.0) * 1e-3
+        } else {
+            0.034
+        };
+        let rz = if n > 0 {
+            env_f("TIE_RZ2", -10.0) * 1e-3
+        } else {
+            -0.01
+        };
+        let ry = if n > 0 {
+            env_f("TIE_RY2", 6.0) * 1e-3
+        } else {
+            0.006
+        };
         t += 1.5;
-        right.at(t, Vec3::new(side * 0.030, 0.012, -0.01) - d * jaw, q);
+        right.at(
+            t,
+            Vec3::new(side * (rx - 0.004), ry + 0.006, rz) - d * jaw,
+            q,
+        );
         left.at_swage(t, Vec3::new(-side * 0.030, 0.006, 0.0), ql, swage_off);
         t += 1.0;
-        right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
+        right.at(t, Vec3::new(side * rx, ry, rz) - d * jaw, q);
         left.at_swage(t, Vec3::new(-side * 0.034, 0.004, 0.0), ql, swage_off);
-        t += 0.5;
-        right.at(t, Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw, q);
+        // `TIE_HOLD2=S` (a development aid): the later throws' hands hold their pull S s more.
+        t += 0.5 + if n > 0 { env_f("TIE_HOLD2", 0.0) } else { 0.0 };
+        right.at(t, Vec3::new(side * rx, ry, rz) - d * jaw, q);
         left.at_swage(t, Vec3::new(-side * 0.034, 0.004, 0.0), ql, swage_off);
         swage = Vec3::new(-side * 0.034, 0.004, 0.0);
-        hinge = Vec3::new(side * 0.034, 0.006, -0.01) - d * jaw;
+        hinge = Vec3::new(side * rx, ry, rz) - d * jaw;
     }
     right.finish();
     left.finish();
@@ -1581,6 +1649,22 @@ fn main() {
                         "  swage {:?} near {}",
                         (sw * 1e3).map(|c| c.round()).as_slice(),
                         near.join(" ")
+                    );
+                }
+                if out.time >= 15.0
+                    && let Ok(Some(sh)) = suture::topology::throws::knot_shape(x, &Vec3::y())
+                {
+                    // The knot's shape (whether a strand runs straight through it).
+                    println!(
+                        "  shape tail {:.2} long {:.2} post {:?} slope {:.2} tail [{:.1}, {:.1}] long [{:.1}, {:.1}]",
+                        sh.tail_straightness,
+                        sh.long_straightness,
+                        sh.post,
+                        sh.slope,
+                        sh.tail.0,
+                        sh.tail.1,
+                        sh.long.0,
+                        sh.long.1
                     );
                 }
                 let (wraps, jawdist) = wraps_and_jaw_distance(w);
