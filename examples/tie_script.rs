@@ -211,9 +211,23 @@
 //! (a post, `KnotShape::post`), and 4220 and 4758 of about 22 500 steps are unconverged, nearly
 //! all from 19 s as the hands cross and pull.
 //!
-//! Next: lay the second throw flat, as a surgeon squares it (the hands pulling the ends
-//! apart along the skin with like tension, the tail not drawn straight up out of the knot),
-//! and find what stalls Newton as the strands are pulled through each other from 19 s.
+//! Laying the second throw down (measured 2026-11-27, square, fresh scene): the hands of the
+//! first throw's step 4 take the tail's end 34 mm out, 15 mm more than the tail has beyond the
+//! knot, and draw it through the first throw: half hitches (above). Taken 20 or 25 mm out
+//! (`TIE_FIXED=1 TIE_RX2=MM`) the tail's part in the knot ends at chord/arc 0.89 (no post by
+//! the 0.9 rule, by a hair); 25 mm, in line with the long end and 2 mm over the skin
+//! (`TIE_RZ2=0 TIE_RY2=2`), 0.70 and falling, the gap 0.45 mm; 28 mm: the knot comes undone.
+//! So now the hands lay a later throw down by feel (step 4'): both ends low and in line,
+//! each hand moving out or in every 0.1 s until its end pulls [`LAY_PULL`] (1.2 N; the
+//! needle's pull and the right driver's coupling force): the square is named square (the tail
+//! 0.86, the long end 0.04, slope 0.53: not laid flat), the gap 0.45 mm. The granny under the
+//! same lay slips (the unknot by 22.6 s, the gap back to 1.1 mm: the hands never feel 1.2 N or
+//! 0.8 N and draw the tail out); with the fixed 25 mm pull it ends a granny whose strands both
+//! bend (0.09 and 0.10, slope 0.43: laid flat) but the gap is 0.66 mm.
+//!
+//! Next: a flat second throw for the square (both strands bent, as the granny's above), the
+//! granny held under the lay, and what stalls Newton as the strands are pulled through each
+//! other from 19 s (at the cap the step is still about 3e-8 m and 8e-6 rad, the median).
 //!
 //! (Before that, the next step read:) with the rule (`TIE_GI=3`), follow the loop from 18.6 s, when it lies round the
 //! tail ahead of the tip, to where it rides back onto the jaws; the crossing hands must draw
@@ -1441,6 +1455,80 @@ pub fn run(
     }
 }
 
+/// Step the scene through both plans offline, as [`run`] does, and write the session as a
+/// recording (`.surec`) of what the live physics loop records: the header (the scene, both
+/// tools driven by `scripted` devices), every step's targets and outputs, the events, a state
+/// digest every [`DIGEST_EVERY`](suture::session::recorder::DIGEST_EVERY) steps and the end.
+/// `suture replay --verify` re-simulates it bit for bit, `suture assess` names its knot,
+/// `suture replay --screenshot` draws it. `scene_path` is the scene's path as given.
+pub fn record(sc: &Scene, scene_path: &str, plans: &(Plan, Plan), out: &std::path::Path) {
+    use suture::session::format::{
+        BUILD, DigestRecord, End, EventRecord, Header, Recording, encode,
+    };
+    use suture::session::recorder::{DIGEST_EVERY, capture};
+    let (right, left) = plans;
+    let mut world = sc.world.clone();
+    let h = world.dt().expect("a dynamic scene");
+    let started: Vec<_> = sc
+        .tools
+        .iter()
+        .map(|t| suture::runtime::run::start_tool(&world, t, 0.0).expect("tool"))
+        .collect();
+    let mut header = Header {
+        crate_version: env!("CARGO_PKG_VERSION").to_string(),
+        build: BUILD.to_string(),
+        digest_version: suture::sim::DigestVersion::CURRENT.number(),
+        scene_path: scene_path.to_string(),
+        scene_text: std::fs::read_to_string(scene_path).expect("the scene"),
+        dt: h,
+        haptic_period: 1e-3,
+        digest_every: DIGEST_EVERY,
+        started_unix: 0.0,
+        trainee: "tie_script".into(),
+        task: suture::scene::file::task_name(&sc.file, scene_path),
+        tools: started.iter().map(|s| s.entry.clone()).collect(),
+    };
+    for t in &mut header.tools {
+        t.device = "scripted (tie_script)".into();
+    }
+    let mut tools: Vec<_> = started.into_iter().map(|s| s.tool).collect();
+    let mut rec = Recording {
+        header,
+        ..Default::default()
+    };
+    let end = right.end().max(left.end());
+    let steps = (end / h).round() as u64;
+    let mut seen = 0;
+    for index in 1..=steps {
+        let t = world.time + h;
+        let targets = [Some(right.target(t)), Some(left.target(t))];
+        let o = world.step(&mut tools, &targets, h);
+        rec.steps.push(capture(index, &targets, &o));
+        for e in world.events_since(seen) {
+            rec.events.push(EventRecord {
+                step: index,
+                event: *e,
+            });
+        }
+        seen = o.events;
+        if index.is_multiple_of(DIGEST_EVERY) {
+            rec.digests.push(DigestRecord {
+                step: index,
+                digest: world.digest(&tools),
+            });
+        }
+    }
+    rec.end = Some(End {
+        steps,
+        digest: world.digest(&tools),
+        wall: 0.0,
+        dropped: 0,
+        note: "written offline by examples/tie_script.rs (--record)".into(),
+    });
+    std::fs::write(out, encode(&rec)).expect("write the recording");
+    eprintln!("recorded {steps} steps to {}", out.display());
+}
+
 /// How often the suture winds about the right driver's jaws' axis [turns] (over the nodes
 /// beside the jaws), and its nearest approach to the upper jaw's core [m]: what shows a wrap.
 pub fn wraps_and_jaw_distance(world: &World) -> (f64, f64) {
@@ -1593,6 +1681,17 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(usize::MAX);
     let plans = plans_upto(&sc, knot, &mut Eye::new(&sc), upto);
+    // `--record FILE`: the run offline, written as a recording (see [`record`]).
+    if let Some(out) = args
+        .iter()
+        .position(|a| a == "--record")
+        .and_then(|i| args.get(i + 1))
+    {
+        let path =
+            std::env::var("TIE_SCENE").unwrap_or_else(|_| "scenes/instrument_tie.toml".into());
+        record(&sc, &path, &plans, std::path::Path::new(out));
+        return;
+    }
     if args.iter().any(|a| a == "--run") {
         let mut world = sc.world.clone();
         let mut seen = 0;
