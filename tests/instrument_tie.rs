@@ -184,9 +184,15 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
 // (1.00 → −0.06 mm), closest approach 0.199038 mm; but the tail is left straight through the
 // knot (a post: [`KnotShape::post`]), so it is named half hitches, not granny; 4220 of 22 480
 // steps unconverged (13.98 iterations a step), nearly all of them from 19 s, as the hands
-// cross.
+// cross. With the later throws laid down by feel (tie_script's `LAY_PULL`, 1.2 N each, as the
+// square below) the granny slips: the hands never feel 1.2 N (nor 0.8 N), draw the tail out,
+// and the knot is the unknot by 22.6 s (the gap back to 1.1 mm); pulled to fixed places (the
+// tail's end 25 mm out, `TIE_FIXED=1 TIE_RX2=25 TIE_RZ2=0 TIE_RY2=2`) it ends a granny with
+// both strands bent (chord/arc 0.09 and 0.10, laid flat) but the gap at 0.64–0.66 mm; 27 mm
+// out, the second throw is lost. A granny slips more readily than a square knot; this one
+// slips under the square's lay.
 #[test]
-#[ignore = "fails: the throws form, but the tail runs straight through them (half hitches); #22"]
+#[ignore = "fails: the granny slips as its second throw is laid down (the unknot); #22"]
 fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // Two single throws of the same sense on the 1 mm wound (tie_script's second throw: the
     // driver takes the tail near its end and stands it up from the knot, the long end is
@@ -264,4 +270,41 @@ fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
         per_step <= 16.169 * 1.05,
         "{per_step:.3} iterations per step"
     );
+}
+
+#[test]
+fn the_first_throw_recorded_offline_replays_bit_for_bit_and_is_assessed_a_single_throw() {
+    // tie_script's `--record`: the plan stepped offline, written as the live physics loop
+    // writes a session; `suture replay --verify` must re-simulate every step and state digest
+    // bit for bit, and `suture assess` (which re-simulates for the knot) must name it.
+    let path = "scenes/instrument_tie.toml";
+    let sc = tie_script::scene_at(path);
+    let plans = tie_script::plans_upto(&sc, Knot::Square, &mut Eye::new(&sc), 1);
+    let dir = std::env::temp_dir().join(format!("suture-tie-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("first_throw.surec");
+    tie_script::record(&sc, path, &plans, &rec);
+    let suture = env!("CARGO_BIN_EXE_suture");
+    let verify = std::process::Command::new(suture)
+        .args(["replay", "--headless", "--verify"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&verify.stdout);
+    assert!(
+        verify.status.success() && said.contains("replay matches bit for bit"),
+        "{said}{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let assess = std::process::Command::new(suture)
+        .arg("assess")
+        .arg(&rec)
+        .arg("--out")
+        .arg(dir.join("assessment"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&assess.stdout);
+    assert!(assess.status.success(), "{said}");
+    assert!(said.contains("knot single throw"), "{said}");
+    std::fs::remove_dir_all(&dir).ok();
 }
