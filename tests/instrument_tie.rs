@@ -16,7 +16,7 @@ use suture::math::Vec3;
 use suture::sim::instrument::GraspChange;
 use suture::sim::suturing::EventKind;
 use suture::sim::tool::Hand;
-use suture::topology::throws::{KnotChange, KnotTracker};
+use suture::topology::throws::{KnotChange, KnotName, KnotTracker};
 use tie_script::{Eye, Knot};
 
 /// What a scripted tie did, stepped offline through `World::step`.
@@ -45,6 +45,21 @@ struct Tied {
 
 /// Tie `knot` on the scene at `path` (its first `upto` throws), counting unconverged steps
 /// before `strands_cross` [s] apart.
+impl Tied {
+    /// At most `before` unconverged steps before the strands cross, `all` in all, and
+    /// `per_step` Newton iterations a step on average.
+    fn converges_within(&self, before: usize, all: usize, per_step: f64) {
+        assert!(
+            self.unconverged_before <= before,
+            "{}",
+            self.unconverged_before
+        );
+        assert!(self.unconverged <= all, "{}", self.unconverged);
+        let mean = self.iterations as f64 / self.steps as f64;
+        assert!(mean <= per_step, "{mean:.3} iterations per step");
+    }
+}
+
 fn tie(path: &str, knot: Knot, upto: usize, strands_cross: f64) -> Tied {
     let sc = tie_script::scene_at(path);
     let plans = tie_script::plans_upto(&sc, knot, &mut Eye::new(&sc), upto);
@@ -146,7 +161,7 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
     // Newton's 40 iterations converge while the suture is wrapped and grasped: measured 5
     // unconverged steps, all as the jaws open inside the wraps (the wraps are stretched in one
     // step).
-    assert!(t.unconverged_before <= 10, "{}", t.unconverged_before);
+    let before = 10;
     // From the moment strands cross in contact (the wraps sliding onto the tail, the throw
     // pulled down): measured 28 unconverged of 10302 steps with each pressing pair's exact
     // Hessian (der-imc.md §F7), 32 with the same Hessian and an LU solve of the Woodbury
@@ -154,15 +169,11 @@ fn the_first_throw_of_the_scripted_instrument_tie_is_one_single_throw_that_close
     // strands slide in contact, so builds that change only the rounding differ). With the
     // Gauss–Newton pair Hessian it was 702 (about one step in sixteen: linear convergence
     // while the strands slide). The bound is 5 % over the larger, rounded up.
-    assert!(t.unconverged <= 34, "{}", t.unconverged);
+    let all = 34;
     // Newton iterations per step over the whole tie (the cap is 40): measured 6.175 (6.186
     // with the LU variant; 10.997 with the Gauss–Newton pair Hessian, #23). The bound is 5 %
     // over the larger, so a regression that costs one step in twenty another iteration fails.
-    let per_step = t.iterations as f64 / t.steps as f64;
-    assert!(
-        per_step <= 6.186 * 1.05,
-        "{per_step:.3} iterations per step"
-    );
+    t.converges_within(before, all, 6.186 * 1.05);
 }
 
 // Measured (`cargo test --release --test instrument_tie -- --ignored --nocapture`, 2026-11-26):
@@ -198,19 +209,26 @@ fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // driver takes the tail near its end and stands it up from the knot, the long end is
     // wrapped round the jaws holding it, which back out so the wraps slide onto the tail).
     let t = tie("scenes/instrument_tie_fresh.toml", Knot::Granny, 2, 6.2);
+    two_single_throws_close_the_fresh_wound(&t, KnotName::Granny, true);
+}
+
+/// What both knots of two single throws on the fresh wound must show: no failed step, the
+/// knot named `name`, two single throws (of the same sense when `same_sense`, else opposite),
+/// the wound's 1 mm rest gap closed to at most 0.5 mm under it, and no two segments ever
+/// closer than 2r − 1 % r.
+fn two_single_throws_close_the_fresh_wound(t: &Tied, name: KnotName, same_sense: bool) {
     let r = suture::rod::params::usp_radius("3-0").unwrap();
     assert_eq!(t.failed, 0);
-    assert_eq!(
-        t.tracker.name(),
-        suture::topology::throws::KnotName::Granny,
-        "{:?}",
-        t.changes
-    );
+    assert_eq!(t.tracker.name(), name, "{:?}", t.changes);
     let throws = t.tracker.throws();
     assert_eq!(throws.len(), 2, "{:?}", t.changes);
-    assert_eq!(throws[0].throw.sense, throws[1].throw.sense);
+    let second = if same_sense {
+        throws[1].throw.sense
+    } else {
+        throws[1].throw.sense.opposite()
+    };
+    assert_eq!(throws[0].throw.sense, second);
     assert!(throws.iter().all(|th| th.throw.wraps == 1));
-    // The wound closed under it: its 1 mm rest gap down to at most 0.5 mm.
     assert!(
         t.gap0 > 0.0008 && t.last_gap <= 0.0005,
         "gap {} -> {}",
@@ -239,37 +257,13 @@ fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
     // Two single throws of opposite sense on the 1 mm wound: the first as in the test above,
     // the second as the granny's, turned the other way.
     let t = tie("scenes/instrument_tie_fresh.toml", Knot::Square, 2, 6.2);
-    let r = suture::rod::params::usp_radius("3-0").unwrap();
-    assert_eq!(t.failed, 0);
-    assert_eq!(
-        t.tracker.name(),
-        suture::topology::throws::KnotName::Square,
-        "{:?}",
-        t.changes
-    );
-    let throws = t.tracker.throws();
-    assert_eq!(throws.len(), 2, "{:?}", t.changes);
-    assert_eq!(throws[0].throw.sense, throws[1].throw.sense.opposite());
-    assert!(throws.iter().all(|th| th.throw.wraps == 1));
-    assert!(
-        t.gap0 > 0.0008 && t.last_gap <= 0.0005,
-        "gap {} -> {}",
-        t.gap0,
-        t.last_gap
-    );
-    assert!(t.closest >= 2.0 * r - 0.01 * r, "closest {}", t.closest);
+    two_single_throws_close_the_fresh_wound(&t, KnotName::Square, false);
     assert!(
         t.tail_grasps >= 2,
         "the driver took the tail {} times",
         t.tail_grasps
     );
-    assert!(t.unconverged_before <= 21, "{}", t.unconverged_before);
-    assert!(t.unconverged <= 6339, "{}", t.unconverged);
-    let per_step = t.iterations as f64 / t.steps as f64;
-    assert!(
-        per_step <= 16.169 * 1.05,
-        "{per_step:.3} iterations per step"
-    );
+    t.converges_within(21, 6339, 16.169 * 1.05);
 }
 
 #[test]
