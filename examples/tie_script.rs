@@ -559,7 +559,9 @@ const LIFT_AIM: f64 = 0.0056;
 const LIFT_WRAP_AT: f64 = 0.0095;
 
 /// The pull each hand lays the later throws down with [N] (`TIE_LAY`): measured on the fresh
-/// scene's square, 0.8 N leaves the wound's gap at 0.51 mm, 1.2 N at 0.46 mm (a thirteenth
+/// scene's square (`TIE_LAY`), 0.8 N leaves the wound's gap at 0.51 mm; 1.0, 1.1, 1.2 and
+/// 1.4 N at 0.46, 0.44, 0.45 and 0.40 mm, each named square (the tail's chord/arc 0.85–0.87),
+/// so 1.2 N sits inside a range that ties it (a thirteenth
 /// of 3-0 nylon's straight-pull breaking force, 15.7 N by `Material::breaking_force`).
 const LAY_PULL: f64 = 1.2;
 
