@@ -356,8 +356,13 @@ fn a_touch_and_an_omega_drive_the_two_instruments_for_ten_seconds_through_faults
         "no gap in the servo ticks around 5.0 s"
     );
     assert_zero_then_ramp(&touch, (5.0, 5.003), TOUCH_MAX, "touch missed tick");
-    // Physics stall: the watchdog fades it to zero within 15 ms, ramps back in after.
-    assert_zero_then_ramp(&touch, (7.016, 7.1), TOUCH_MAX, "touch physics stall");
+    // Physics stall: the watchdog fades it to zero within 15 ms (5 ms deadline, 10 ms fade)
+    // of the physics thread's last publish, and ramps back in after. The stall starts when
+    // the physics thread runs the double's signal handler, not at the double's 7.0 s: that
+    // thread is time-shared (nice −10) behind the two SCHED_FIFO haptic loops on 2 cores, and
+    // in one CI run (2026-11-27, 387b577) the handler ran 2.8 ms late (0.020 N at 7.0168 s,
+    // the fade's last millisecond). So zero is asserted from 15 ms plus 5 ms of that latency.
+    assert_zero_then_ramp(&touch, (7.020, 7.1), TOUCH_MAX, "touch physics stall");
     // The omega's error: the failed calls take no command; after it the force ramps in.
     assert!(!omega.iter().any(|r| (4.0..4.2).contains(&r[0])));
     assert_zero_then_ramp(&omega, (4.0, 4.2), OMEGA_MAX, "omega SDK error");
