@@ -494,11 +494,17 @@ pub fn end_offset(world: &World, at: f64, from_end: f64) -> Option<Vec3> {
 
 /// The pull on the left hand's needle [N] (what the hand feels of the long end).
 fn needle_pull(world: &World) -> f64 {
+    coupling_pull(world, 1)
+}
+
+/// The coupling force of instrument `i` (0 the right driver, 1 the left) [N]: what its hand
+/// pulls with.
+fn coupling_pull(world: &World, i: usize) -> f64 {
     world
         .suturing
         .as_ref()
         .and_then(|su| su.instruments.as_ref())
-        .map_or(0.0, |set| set.list[1].coupling_force.norm())
+        .map_or(0.0, |set| set.list[i].coupling_force.norm())
 }
 
 /// The height [m] of the needle's lowest point over the skin (y = 0).
@@ -1352,11 +1358,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             for k in 1..=k_n {
                 let tk = t + 0.1 * k as f64;
                 let w = eye.look(&right, &left, tk - 0.1);
-                let f_tail = w
-                    .suturing
-                    .as_ref()
-                    .and_then(|su| su.instruments.as_ref())
-                    .map_or(0.0, |set| set.list[0].coupling_force.norm());
+                let f_tail = coupling_pull(w, 0);
                 let f_long = needle_pull(w);
                 tip.x += side * ((pull - f_tail) * 0.002).clamp(-0.0005, 0.0005);
                 sw.x -= side * ((pull - f_long) * 0.002).clamp(-0.0005, 0.0005);
@@ -1380,6 +1382,9 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         } else {
             0.034
         };
+        // The first stage 4 mm short of it (the first throw's 30 mm written as it always was:
+        // 0.034 − 0.004 is not 0.030 to the last bit).
+        let rx_first = if n > 0 { rx - 0.004 } else { 0.030 };
         let rz = if n > 0 {
             env_f("TIE_RZ2", -10.0) * 1e-3
         } else {
@@ -1391,11 +1396,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             0.006
         };
         t += 1.5;
-        right.at(
-            t,
-            Vec3::new(side * (rx - 0.004), ry + 0.006, rz) - d * jaw,
-            q,
-        );
+        right.at(t, Vec3::new(side * rx_first, ry + 0.006, rz) - d * jaw, q);
         left.at_swage(t, Vec3::new(-side * 0.030, 0.006, 0.0), ql, swage_off);
         t += 1.0;
         right.at(t, Vec3::new(side * rx, ry, rz) - d * jaw, q);
@@ -1442,18 +1443,30 @@ pub fn start_tools(sc: &Scene, world: &World) -> Vec<suture::sim::Tool> {
 pub fn run(
     sc: &Scene,
     world: &mut World,
-    (right, left): &(Plan, Plan),
+    plans: &(Plan, Plan),
     mut each: impl FnMut(&World, &suture::sim::StepOutputs),
 ) {
-    let h = world.dt().expect("a dynamic scene");
     let mut tools = start_tools(sc, world);
+    drive(world, &mut tools, plans, |w, _, _, out| each(w, out));
+}
+
+/// The stepping loop of [`run`] and [`record`]: `world` stepped with `tools` through both
+/// plans to their end, `each` called after every step with the world, the targets the step
+/// consumed, the tools and the step's outputs.
+fn drive(
+    world: &mut World,
+    tools: &mut [suture::sim::Tool],
+    (right, left): &(Plan, Plan),
+    mut each: impl FnMut(&World, &[Option<ToolTarget>], &[suture::sim::Tool], &suture::sim::StepOutputs),
+) {
+    let h = world.dt().expect("a dynamic scene");
     let end = right.end().max(left.end());
     let steps = (end / h).round() as usize;
     for _ in 0..steps {
         let t = world.time + h;
         let targets = [Some(right.target(t)), Some(left.target(t))];
-        let out = world.step(&mut tools, &targets, h);
-        each(world, &out);
+        let out = world.step(tools, &targets, h);
+        each(world, &targets, tools, &out);
     }
 }
 
@@ -1468,7 +1481,6 @@ pub fn record(sc: &Scene, scene_path: &str, plans: &(Plan, Plan), out: &std::pat
         BUILD, DigestRecord, End, EventRecord, Header, Recording, encode,
     };
     use suture::session::recorder::{DIGEST_EVERY, capture};
-    let (right, left) = plans;
     let mut world = sc.world.clone();
     let h = world.dt().expect("a dynamic scene");
     let started: Vec<_> = sc
@@ -1498,15 +1510,11 @@ pub fn record(sc: &Scene, scene_path: &str, plans: &(Plan, Plan), out: &std::pat
         header,
         ..Default::default()
     };
-    let end = right.end().max(left.end());
-    let steps = (end / h).round() as u64;
-    let mut seen = 0;
-    for index in 1..=steps {
-        let t = world.time + h;
-        let targets = [Some(right.target(t)), Some(left.target(t))];
-        let o = world.step(&mut tools, &targets, h);
-        rec.steps.push(capture(index, &targets, &o));
-        for e in world.events_since(seen) {
+    let (mut index, mut seen) = (0u64, 0);
+    drive(&mut world, &mut tools, plans, |w, targets, tools, o| {
+        index += 1;
+        rec.steps.push(capture(index, targets, o));
+        for e in w.events_since(seen) {
             rec.events.push(EventRecord {
                 step: index,
                 event: *e,
@@ -1516,10 +1524,11 @@ pub fn record(sc: &Scene, scene_path: &str, plans: &(Plan, Plan), out: &std::pat
         if index.is_multiple_of(DIGEST_EVERY) {
             rec.digests.push(DigestRecord {
                 step: index,
-                digest: world.digest(&tools),
+                digest: w.digest(tools),
             });
         }
-    }
+    });
+    let steps = index;
     rec.end = Some(End {
         steps,
         digest: world.digest(&tools),
