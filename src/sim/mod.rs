@@ -9,6 +9,7 @@ pub mod needle;
 pub mod snapshot;
 mod step;
 pub mod suturing;
+pub mod tensile;
 pub mod tool;
 
 pub use digest::DigestVersion;
