@@ -1582,6 +1582,12 @@ type Projection = fn(&Vec3) -> (f64, f64);
 /// wound at the centre: the skin (grey), the suture (black, its tail's first 5 mm red), the
 /// right driver (blue), the left driver (green), the needle (orange).
 pub fn sketch(world: &World, path: &str) {
+    sketch_rod(world.rods[0].positions(), Some(world), &[], path);
+}
+
+/// [`sketch`] of the suture at `x`, with `world`'s needle and instruments if given, and the
+/// segments `extra` (purple).
+pub fn sketch_rod(x: &[Vec3], world: Option<&World>, extra: &[(Vec3, Vec3)], path: &str) {
     const S: usize = 400;
     let (w, h) = (3 * S, S);
     let mut img = vec![255u8; w * h * 3];
@@ -1592,7 +1598,7 @@ pub fn sketch(world: &World, path: &str) {
         .ok()
         .and_then(|v| v.parse::<f64>().ok());
     let (centre, width) = match zoom {
-        Some(mm) => (world.rods[0].positions()[0], mm * 1e-3),
+        Some(mm) => (x[0], mm * 1e-3),
         None => (Vec3::new(0.0, 0.015, 0.0), 0.08),
     };
     let line = |img: &mut Vec<u8>, a: &Vec3, b: &Vec3, c: [u8; 3], thick: i64| {
@@ -1639,7 +1645,9 @@ pub fn sketch(world: &World, path: &str) {
             1,
         );
     }
-    let x = world.rods[0].positions();
+    for (a, b) in extra {
+        line(&mut img, a, b, [150, 0, 200], 3);
+    }
     let seg = (x[1] - x[0]).norm();
     for (i, p) in x.windows(2).enumerate() {
         // The tail's first 5 mm red, the rest of the tail black, the long end grey.
@@ -1652,7 +1660,7 @@ pub fn sketch(world: &World, path: &str) {
         };
         line(&mut img, &p[0], &p[1], c, 2);
     }
-    if let Some(su) = world.suturing.as_ref() {
+    if let Some(su) = world.and_then(|w| w.suturing.as_ref()) {
         let n = &su.needle;
         let mut prev = n.point(0.0);
         for k in 1..=20 {
@@ -1675,6 +1683,47 @@ pub fn sketch(world: &World, path: &str) {
     enc.set_depth(png::BitDepth::Eight);
     let mut wr = enc.write_header().expect("png");
     wr.write_image_data(&img).expect("png");
+}
+
+/// `--tensile` after `--run`: the virtual tensile test (sim::tensile) of the knot tied, its
+/// force against the crosshead's travel every 50 ms. `TENSILE_MAX` [N] (a comma list: one
+/// test each), `TENSILE_RATE` [N/s] and `TENSILE_GAIN` [mm/(N s)] override the defaults;
+/// `TENSILE_SKETCH=DIR` sketches every 50 ms into DIR.
+fn tensile(world: &World) {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
+    let base = suture::sim::tensile::TensileParams::default();
+    let maxes: Vec<f64> = std::env::var("TENSILE_MAX")
+        .ok()
+        .map(|v| v.split(',').filter_map(|f| f.parse().ok()).collect())
+        .unwrap_or_else(|| vec![base.max_force]);
+    for max in maxes {
+        let mut p = base;
+        p.max_force = max;
+        if let Some(r) = env("TENSILE_RATE") {
+            p.rate = r;
+        }
+        if let Some(g) = env("TENSILE_GAIN") {
+            p.gain = g * 1e-3;
+        }
+        let rep = suture::sim::tensile::tensile_test_traced(world, &p, |s| {
+            let step = (s.time * 1e3).round() as u64;
+            if step.is_multiple_of(50) || (step < 50 && step.is_multiple_of(5)) {
+                if let Ok(dir) = std::env::var("TENSILE_SKETCH") {
+                    std::fs::create_dir_all(&dir).expect("sketch folder");
+                    sketch_rod(s.positions, None, &s.posts, &format!("{dir}/{step:05}.png"));
+                }
+                let id = suture::topology::identify_open(s.positions);
+                println!(
+                    "tensile {:.3} s: travel {:.2} mm force {:.3} N knot {:?}",
+                    s.time,
+                    s.travel * 1e3,
+                    s.force,
+                    id.map(|k| (k.name, k.determinant, k.crossings)).ok()
+                );
+            }
+        });
+        println!("tensile test at {max} N: {rep:?}");
+    }
 }
 
 #[allow(dead_code)]
@@ -1795,6 +1844,9 @@ fn main() {
                 );
             }
         });
+        if args.iter().any(|a| a == "--tensile") {
+            tensile(&world);
+        }
         return;
     }
     let dir = args.get(2).cloned().unwrap_or_else(|| ".".to_string());

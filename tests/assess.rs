@@ -250,6 +250,17 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
         looks: 3001,
         failed_looks: 0,
         skin: true,
+        security: Some(suture::sim::tensile::TensileReport {
+            holds: true,
+            max_force: 1.5,
+            peak_force: 1.49,
+            final_force: 1.48,
+            growth: 0.0012,
+            duration: 0.9,
+            steps: 900,
+            unconverged: 0,
+        }),
+        security_error: None,
     };
     let k = assess::assess_with_knot(&rec, Ok((knot, "synthetic".into())));
     assert_eq!(k.knot.as_deref(), Some("square"));
@@ -258,6 +269,16 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
     assert_eq!(
         assess::describe_throws(&k.knot_throws),
         "single right (laid flat); single left (not laid flat)"
+    );
+    assert_eq!(
+        assess::describe_security(&k.knot_security.unwrap()),
+        "holds 1.50 N (loop +1.20 mm)"
+    );
+    let row = assess::summary_row("a.surec", &k);
+    assert!(row.ends_with(",true,1.490,1.200"), "{row}");
+    assert_eq!(
+        row.split(',').count(),
+        assess::SUMMARY_HEADER.split(',').count()
     );
     let names: Vec<_> = k.phases.iter().map(|p| p.0.as_str()).collect();
     assert_eq!(
@@ -291,6 +312,8 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
         looks: 3001,
         failed_looks: 0,
         skin: true,
+        security: None,
+        security_error: None,
     };
     let k = assess::assess_with_knot(&rec, Ok((none, "synthetic".into())));
     assert_eq!(k.knot.as_deref(), Some("not a knot"));

@@ -228,7 +228,7 @@ fn knot(
 /// The one-line summary of a file's metrics on stdout.
 fn print_metrics(f: &str, m: &Metrics) {
     println!(
-        "{f}: score {:.1}, {:.1} s, path {:.3} m, entry {} mm, exit {} mm, max tissue force {:.2} N, max tension {:.2} N, knot {}{}{}",
+        "{f}: score {:.1}, {:.1} s, path {:.3} m, entry {} mm, exit {} mm, max tissue force {:.2} N, max tension {:.2} N, knot {}{}{}{}",
         m.score,
         m.duration,
         m.path_length,
@@ -242,6 +242,10 @@ fn print_metrics(f: &str, m: &Metrics) {
         } else {
             format!(" ({})", assess::describe_throws(&m.knot_throws))
         },
+        m.knot_security.map_or(String::new(), |r| format!(
+            ", security: {}",
+            assess::describe_security(&r)
+        )),
         if m.complete { "" } else { " (incomplete)" }
     );
     if m.tools.len() > 1 {

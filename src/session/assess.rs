@@ -91,6 +91,10 @@ pub struct Metrics {
     pub knot_complete_at: Option<f64>,
     /// The incision gap under the knot at the end [mm].
     pub knot_gap_mm: Option<f64>,
+    /// The knot's security by the virtual tensile test (docs/knots.md §6): whether it held
+    /// the test's force, the largest force it took and the loop's growth (None: no knot, or
+    /// not tested; `knot_analysis` then says why).
+    pub knot_security: Option<crate::sim::tensile::TensileReport>,
     /// How the knot was found, or why it was not analysed.
     pub knot_analysis: String,
     /// Incision gap at the end [mm] (None without tissue).
@@ -357,8 +361,12 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
             m.knot = Some(k.name.clone());
             m.knot_complete_at = k.complete_at;
             m.knot_gap_mm = k.gap_under_knot_mm;
+            m.knot_security = k.security;
             m.knot_throws = k.throws;
-            m.knot_analysis = how;
+            m.knot_analysis = match k.security_error {
+                Some(why) => format!("{how}; no tensile test: {why}"),
+                None => how,
+            };
             Some(m.knot_complete_at)
         }
         Err(why) => {
@@ -453,7 +461,7 @@ pub fn assess_with_knot(rec: &Recording, knot: Result<(KnotReport, String), Stri
 }
 
 /// The CSV summary header and one row per session.
-pub const SUMMARY_HEADER: &str = "file,scene,complete,duration_s,path_length_m,economy,normalized_jerk,entry_error_mm,exit_error_mm,punctures,repunctures,needle_drops,max_tissue_force_n,mean_tissue_force_n,max_tension_n,suture_broken,knot,final_gap_mm,score,knot_throws,knot_gap_mm";
+pub const SUMMARY_HEADER: &str = "file,scene,complete,duration_s,path_length_m,economy,normalized_jerk,entry_error_mm,exit_error_mm,punctures,repunctures,needle_drops,max_tissue_force_n,mean_tissue_force_n,max_tension_n,suture_broken,knot,final_gap_mm,score,knot_throws,knot_gap_mm,knot_holds,knot_peak_force_n,knot_loop_growth_mm";
 
 /// The throws in a word each, in order: `single right; double left (laid flat)`, ….
 pub fn describe_throws(throws: &[ThrowReport]) -> String {
@@ -475,12 +483,31 @@ pub fn describe_throws(throws: &[ThrowReport]) -> String {
         .join("; ")
 }
 
+/// The tensile test's result in words: `holds 1.50 N (loop +0.42 mm)` or `slips at 0.21 N
+/// (loop +3.00 mm)`.
+pub fn describe_security(r: &crate::sim::tensile::TensileReport) -> String {
+    if r.holds {
+        format!(
+            "holds {:.2} N (loop +{:.2} mm)",
+            r.max_force,
+            r.growth * 1e3
+        )
+    } else {
+        format!(
+            "slips at {:.2} N of {:.2} N (loop +{:.2} mm)",
+            r.peak_force,
+            r.max_force,
+            r.growth * 1e3
+        )
+    }
+}
+
 /// One CSV row of [`SUMMARY_HEADER`].
 pub fn summary_row(file: &str, m: &Metrics) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     format!(
-        "{},{},{},{:.3},{:.5},{:.4},{:.2},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.1},{},{}",
+        "{},{},{},{:.3},{:.5},{:.4},{:.2},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.1},{},{},{},{},{}",
         q(file),
         q(&m.scene),
         m.complete,
@@ -501,6 +528,10 @@ pub fn summary_row(file: &str, m: &Metrics) -> String {
         opt(m.final_gap_mm),
         m.score,
         q(&describe_throws(&m.knot_throws)),
-        opt(m.knot_gap_mm)
+        opt(m.knot_gap_mm),
+        m.knot_security
+            .map_or(String::new(), |r| r.holds.to_string()),
+        opt(m.knot_security.map(|r| r.peak_force)),
+        opt(m.knot_security.map(|r| r.growth * 1e3)),
     )
 }

@@ -21,6 +21,7 @@ use super::format::Recording;
 use super::replay::{ReplayError, VerifyReport, replay_each};
 use crate::math::Vec3;
 use crate::sim::World;
+use crate::sim::tensile::{TensileParams, TensileReport, tensile_test};
 use crate::topology::throws::{KnotChange, KnotName, KnotShape, KnotTracker, Sense};
 
 /// Simulated time between two looks of the tracker [s] (20 Hz; the issue asks ≥ 10 Hz). One
@@ -69,6 +70,12 @@ pub struct KnotReport {
     pub failed_looks: usize,
     /// Whether laid flat was judged (the scene has skin).
     pub skin: bool,
+    /// The knot's security: the virtual tensile test (`sim::tensile`, docs/knots.md §6) from
+    /// the session's final state, with its default settings. None: no knot, or the test could
+    /// not run (`security_error` says why).
+    pub security: Option<TensileReport>,
+    /// Why the tensile test could not run.
+    pub security_error: Option<String>,
 }
 
 fn throw_report(
@@ -197,8 +204,19 @@ pub fn track(
         }
         _ => None,
     };
+    // The knot's security, tested on a copy of the final state.
+    let (security, security_error) = if name == KnotName::NotAKnot {
+        (None, None)
+    } else {
+        match tensile_test(world, &TensileParams::default()) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    };
     Ok((
         KnotReport {
+            security,
+            security_error,
             name: name.as_str().to_string(),
             throws,
             complete_at,

@@ -387,6 +387,11 @@ pub fn write(
                 .map_or("—".into(), |t| format!("{t:.2} s")),
         ),
         ("incision gap under the knot", opt(m.knot_gap_mm, "mm")),
+        (
+            "knot security (tensile test)",
+            m.knot_security
+                .map_or("—".into(), |r| esc(&super::assess::describe_security(&r))),
+        ),
         ("knot analysis", esc(&m.knot_analysis)),
         ("final incision gap", opt(m.final_gap_mm, "mm")),
         (
