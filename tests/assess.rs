@@ -259,6 +259,7 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
             duration: 0.9,
             steps: 900,
             unconverged: 0,
+            max_residual: 0.0,
         }),
         security_error: None,
     };

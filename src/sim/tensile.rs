@@ -112,6 +112,10 @@ pub struct TensileReport {
     pub steps: usize,
     /// See `steps`.
     pub unconverged: usize,
+    /// The largest force imbalance an unconverged step was left with [N]: its Newton residual
+    /// (relative to the rod's force scale, `DynamicParams::force_scale`) times that scale
+    /// (0 if every step converged). Against the test's load it says how far from converged.
+    pub max_residual: f64,
 }
 
 /// Why the test could not be run.
@@ -272,7 +276,7 @@ pub fn tensile_test_traced(
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);
-    let (mut steps, mut unconverged) = (0, 0);
+    let (mut steps, mut unconverged, mut max_residual) = (0, 0, 0.0_f64);
     let start = world.time;
     let mut t = start;
     loop {
@@ -306,6 +310,12 @@ pub fn tensile_test_traced(
             })?;
         steps += 1;
         unconverged += usize::from(!rep.converged);
+        if !rep.converged
+            && let RodModel::Cosserat { rod: cr, .. } = &rod.model
+        {
+            let scale = cr.params.force_scale(&drive.drive_at(t));
+            max_residual = max_residual.max(rep.residual * scale);
+        }
         let Some(k) = posts_of(&rod.model) else {
             return Err(TensileError::NoSuture);
         };
@@ -356,6 +366,7 @@ pub fn tensile_test_traced(
             duration: elapsed,
             steps,
             unconverged,
+            max_residual,
         };
         // The loop ran its whole slack (posts inside a loop of perimeter P part at most P/2)
         // and the slip allowance without ever feeling the preload: it runs free.
