@@ -28,6 +28,19 @@ fn a_stitch_without_a_knot_holds_nothing() {
     assert_eq!(w.time, 0.0);
 }
 
+/// The same on the knot-tying scene: a stitch of two bites (four holes), its tail held by an
+/// assistant (a clamped end, which the test cuts free like the other): with no knot it holds
+/// nothing either.
+#[test]
+fn a_two_bite_stitch_with_a_held_tail_and_no_knot_holds_nothing() {
+    let w = world("scenes/knot_tying.toml");
+    let p = TensileParams::default();
+    let r = tensile_test(&w, &p).unwrap();
+    println!("{r:?}");
+    assert!(!r.holds);
+    assert!(r.peak_force < p.preload, "{r:?}");
+}
+
 /// A scene that does not suture has no stitch to test.
 #[test]
 fn a_scene_without_a_stitch_cannot_be_tested() {

@@ -38,6 +38,7 @@
 use super::{RodModel, World, contact_potentials};
 use crate::contact::{Obstacle, ObstacleContact, Shape};
 use crate::math::{Mat3, Vec3};
+use crate::rod::EndCondition;
 
 /// The test's settings (SI).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -243,8 +244,8 @@ pub fn tensile_test_traced(
     let mid = (run[0] + run[run.len() - 1]) * 0.5;
     let length: f64 = run.windows(2).map(|w| (w[1] - w[0]).norm()).sum();
     // A post a quarter of the run from each end, just inside the loop (towards the middle of
-    // the punctures' chord, in the loop's plane), its surface half a radius clear of the
-    // suture; a metre long: frictionless, it lets the loop slide along it (a knot that is not
+    // the punctures' chord, in the loop's plane), its surface half the suture's radius clear
+    // of the suture's; a metre long: frictionless, it lets the loop slide along it (a knot that is not
     // flat pulls it along at a few millimetres a second), but never off.
     let post = |at: f64| {
         let q = at_arc(run, at);
@@ -262,17 +263,21 @@ pub fn tensile_test_traced(
     };
     let posts = vec![post(0.25 * length), post(0.75 * length)];
     let stiffness = ObstacleContact::stiffness_for(1.0, r_rod);
-    match &mut rod.model {
-        RodModel::Cosserat { contact, .. } | RodModel::Der { contact, .. } => {
-            *contact = Some(Box::new(ObstacleContact::new(
-                posts,
-                r_rod,
-                x.len(),
-                stiffness,
-            )))
-        }
-        RodModel::Strands(_) => return Err(TensileError::NoSuture),
-    }
+    let RodModel::Cosserat {
+        rod: cr, contact, ..
+    } = &mut rod.model
+    else {
+        return Err(TensileError::NoSuture);
+    };
+    *contact = Some(Box::new(ObstacleContact::new(
+        posts,
+        r_rod,
+        x.len(),
+        stiffness,
+    )));
+    // The ends cut free: a scene whose assistant held the tail (knot_tying.toml) lets go of
+    // it too, or the held end would carry the loop's load past the knot.
+    cr.ends = (EndCondition::Free, EndCondition::Free);
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);
