@@ -90,7 +90,11 @@
 //! The surgeon's knot (`surgeons`): on the 3 mm wound with the 3.7 cm long end the rod's
 //! Newton system cannot be factorised from 5.9 s, as the double wrap ends (2.6 turns; the
 //! orbit is 15.5 mm and the two wraps take 2 × 5.8 mm of it); with the fresh scene's longer
-//! ends on a 3 mm gap the plan's eye had diverged by the end of the first throw.
+//! ends on a 3 mm gap the plan's eye had diverged by the end of the first throw. On today's
+//! fresh scene (1 mm gap, 110 elements; 2026-11-28) it diverges the same way: planning the
+//! second throw, the eye sees the long end 155 mm from the knot and plans a 132 mm orbit
+//! (the first throw's double wrap, 47.5 mm of long end and a 17.4 mm orbit, has come apart);
+//! the plan was still being made after 12 minutes and was stopped.
 //!
 //! Keeping the tail (`TIE_KEEP=1`, the fresh scene, 0.5 N kept): the right driver does not
 //! let go after the first throw but turns, the tail in its jaws, to lie along the wound tilted
