@@ -260,6 +260,7 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
             steps: 900,
             unconverged: 0,
             max_residual: 0.0,
+            max_residual_loaded: 0.0,
         }),
         security_error: None,
     };

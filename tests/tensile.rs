@@ -13,19 +13,24 @@ fn world(path: &str) -> suture::sim::World {
         .world
 }
 
+/// The scene at `path`, at its start (a stitch with no knot), holds nothing under the test.
+fn holds_nothing(path: &str) {
+    let w = world(path);
+    let p = TensileParams::default();
+    let r = tensile_test(&w, &p).unwrap();
+    println!("{path}: {r:?}");
+    assert!(!r.holds);
+    assert!(r.peak_force < p.preload, "{r:?}");
+    // The world it was given is untouched: the test runs on a copy.
+    assert_eq!(w.time, 0.0);
+}
+
 /// A stitch with no knot is a loop whose two ends are free: nothing can hold it, so the
 /// posts run its whole slack without feeling the preload (the loop is pulled through the
 /// tissue's place with the resistance of its bending alone).
 #[test]
 fn a_stitch_without_a_knot_holds_nothing() {
-    let w = world("scenes/instrument_tie_fresh.toml");
-    let p = TensileParams::default();
-    let r = tensile_test(&w, &p).unwrap();
-    println!("{r:?}");
-    assert!(!r.holds);
-    assert!(r.peak_force < p.preload, "{r:?}");
-    // The world it was given is untouched: the test runs on a copy.
-    assert_eq!(w.time, 0.0);
+    holds_nothing("scenes/instrument_tie_fresh.toml");
 }
 
 /// The same on the knot-tying scene: a stitch of two bites (four holes), its tail held by an
@@ -33,12 +38,7 @@ fn a_stitch_without_a_knot_holds_nothing() {
 /// nothing either.
 #[test]
 fn a_two_bite_stitch_with_a_held_tail_and_no_knot_holds_nothing() {
-    let w = world("scenes/knot_tying.toml");
-    let p = TensileParams::default();
-    let r = tensile_test(&w, &p).unwrap();
-    println!("{r:?}");
-    assert!(!r.holds);
-    assert!(r.peak_force < p.preload, "{r:?}");
+    holds_nothing("scenes/knot_tying.toml");
 }
 
 /// A scene that does not suture has no stitch to test.

@@ -117,6 +117,8 @@ pub struct TensileReport {
     /// (relative to the rod's force scale, `DynamicParams::force_scale`) times that scale
     /// (0 if every step converged). Against the test's load it says how far from converged.
     pub max_residual: f64,
+    /// The same over the loading only (after the ends were let go) [N].
+    pub max_residual_loaded: f64,
 }
 
 /// Why the test could not be run.
@@ -281,7 +283,8 @@ pub fn tensile_test_traced(
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);
-    let (mut steps, mut unconverged, mut max_residual) = (0, 0, 0.0_f64);
+    let (mut steps, mut unconverged) = (0, 0);
+    let (mut max_residual, mut max_residual_loaded) = (0.0_f64, 0.0_f64);
     let start = world.time;
     let mut t = start;
     loop {
@@ -318,8 +321,11 @@ pub fn tensile_test_traced(
         if !rep.converged
             && let RodModel::Cosserat { rod: cr, .. } = &rod.model
         {
-            let scale = cr.params.force_scale(&drive.drive_at(t));
-            max_residual = max_residual.max(rep.residual * scale);
+            let left = rep.residual * cr.params.force_scale(&drive.drive_at(t));
+            max_residual = max_residual.max(left);
+            if elapsed > p.release {
+                max_residual_loaded = max_residual_loaded.max(left);
+            }
         }
         let Some(k) = posts_of(&rod.model) else {
             return Err(TensileError::NoSuture);
@@ -372,6 +378,7 @@ pub fn tensile_test_traced(
             steps,
             unconverged,
             max_residual,
+            max_residual_loaded,
         };
         // The loop ran its whole slack (posts inside a loop of perimeter P part at most P/2)
         // and the slip allowance without ever feeling the preload: it runs free.
