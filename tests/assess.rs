@@ -11,6 +11,7 @@ use suture::session::format::{EventRecord, Header, Recording, StepRecord};
 use suture::session::knot::{KnotReport, ThrowReport};
 use suture::sim::ToolTarget;
 use suture::sim::suturing::{Event, EventKind};
+use suture::sim::tensile::TensileReport;
 use suture::tissue::Face;
 
 const H: f64 = 1e-3;
@@ -250,7 +251,7 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
         looks: 3001,
         failed_looks: 0,
         skin: true,
-        security: Some(suture::sim::tensile::TensileReport {
+        security: Some(TensileReport {
             holds: true,
             max_force: 1.5,
             peak_force: 1.49,
@@ -276,6 +277,12 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
         assess::describe_security(&k.knot_security.unwrap()),
         "holds 1.50 N (loop +1.20 mm)"
     );
+    // The same knot slipping in its tensile test costs 20 points (an insecure knot).
+    let mut slipped = k.clone();
+    slipped.knot_security = slipped
+        .knot_security
+        .map(|r| TensileReport { holds: false, ..r });
+    assert_eq!(assess::score(&slipped), k.score - 20.0);
     let row = assess::summary_row("a.surec", &k);
     assert!(row.ends_with(",true,1.490,1.200"), "{row}");
     assert_eq!(

@@ -251,7 +251,8 @@ fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
 /// The score, 0–100: 100 less capped penalties, each documented in README:
 /// time −0.1/s beyond 120 s (≤ 30); accuracy −5/mm of entry + exit error (≤ 30; a missing
 /// entry or exit counts 3 mm); −10 per re-puncture (≤ 20); −10/N of tissue force beyond 2 N
-/// (≤ 20); −20 if the suture broke; −10 if the incision is still open by more than 0.5 mm.
+/// (≤ 20); −20 if the suture broke; −10 if the incision is still open by more than 0.5 mm;
+/// −20 if the knot slipped in its tensile test (FLS fails an insecure knot; docs/knots.md §6).
 pub fn score(m: &Metrics) -> f64 {
     let mut s = 100.0;
     s -= (0.1 * (m.duration - 120.0).max(0.0)).min(30.0);
@@ -264,6 +265,9 @@ pub fn score(m: &Metrics) -> f64 {
     }
     if m.final_gap_mm.is_some_and(|g| g > 0.5) {
         s -= 10.0;
+    }
+    if m.knot_security.is_some_and(|r| !r.holds) {
+        s -= 20.0;
     }
     s.clamp(0.0, 100.0)
 }
