@@ -204,9 +204,12 @@ pub fn track(
         }
         _ => None,
     };
-    // The knot's security, tested on a copy of the final state.
+    // The knot's security, tested on a copy of the final state (not after a divergence: that
+    // state is not the session's).
     let (security, security_error) = if name == KnotName::NotAKnot {
         (None, None)
+    } else if verify.divergence.is_some() {
+        (None, Some("the re-simulation diverged".into()))
     } else {
         match tensile_test(world, &TensileParams::default()) {
             Ok(r) => (Some(r), None),
