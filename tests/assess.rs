@@ -262,6 +262,7 @@ fn known_entry_and_exit_offsets_phases_forces_and_the_score() {
             unconverged: 0,
             max_residual: 0.0,
             max_residual_loaded: 0.0,
+            loop_tension: 0.1,
         }),
         security_error: None,
     };

@@ -119,6 +119,9 @@ pub struct TensileReport {
     pub max_residual: f64,
     /// The same over the loading only (after the ends were let go) [N].
     pub max_residual_loaded: f64,
+    /// The loop's tension when the test began: the mean axial force `EA Γ₃` over its
+    /// segments through the tissue [N], what the closed wound pulled the knot with.
+    pub loop_tension: f64,
 }
 
 /// Why the test could not be run.
@@ -243,6 +246,7 @@ pub fn tensile_test_traced(
     if !along.iter().chain(normal.iter()).all(|v| v.is_finite()) {
         return Err(TensileError::NoLoop);
     }
+    let loop_tension = (i0..i1).map(axial).sum::<f64>() / (i1 - i0).max(1) as f64;
     let mid = (run[0] + run[run.len() - 1]) * 0.5;
     let length: f64 = run.windows(2).map(|w| (w[1] - w[0]).norm()).sum();
     // A post a quarter of the run from each end, just inside the loop (towards the middle of
@@ -379,6 +383,7 @@ pub fn tensile_test_traced(
             unconverged,
             max_residual,
             max_residual_loaded,
+            loop_tension,
         };
         // The loop ran its whole slack (posts inside a loop of perimeter P part at most P/2)
         // and the slip allowance without ever feeling the preload: it runs free.
