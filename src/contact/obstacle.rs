@@ -873,9 +873,6 @@ impl NodePotential for ObstacleContact {
 mod tests {
     use super::*;
 
-    /// Skipping a capsule's segments out of reach changes nothing: the penalty's value,
-    /// gradient and Hessian and the step bound, bit for bit, with and without, on a rod that
-    /// passes close by, through and far from the capsule, stepped toward it by various lengths.
     /// The force on an obstacle is minus the derivative of the penalty energy with respect to
     /// the obstacle's translation `t` (the generalised force of its coordinate, −∂E/∂t):
     /// checked by central differences for a rod bent round a cylinder, in the penalty's
@@ -927,6 +924,9 @@ mod tests {
         }
     }
 
+    /// Skipping a capsule's segments out of reach changes nothing: the penalty's value,
+    /// gradient and Hessian and the step bound, bit for bit, with and without, on a rod that
+    /// passes close by, through and far from the capsule, stepped toward it by various lengths.
     #[test]
     fn skipping_segments_out_of_reach_leaves_every_sum_the_same() {
         use crate::rod::banded::Banded;

@@ -496,6 +496,13 @@ impl World {
     }
 }
 
+/// The axial force of segment `e` of a Cosserat rod [N]: `EA Γ₃` (Soler eq. (5),
+/// Γ₃ = d₃·(x_{e+1} − x_e)/l − 1), tension positive.
+pub(crate) fn axial_force(c: &CosseratRod, e: usize) -> f64 {
+    let d3 = c.q[e] * Vec3::z();
+    c.params.stretch_stiffness.z * (d3.dot(&(c.x[e + 1] - c.x[e])) / c.params.segment_length - 1.0)
+}
+
 /// One step of the sutured rod with the needle and the tissue (sim::suturing, phases 1–5).
 fn suture_step(
     s: &mut suturing::Suturing,
@@ -568,15 +575,12 @@ fn suture_step(
     // Tension: the axial force EA Γ₃ (Soler eq. (5), Γ₃ = d₃·(x_{e+1} − x_e)/l − 1; shear,
     // which a sharp bend through a hole induces, is not tension), largest over the segments
     // (the broken segment excluded).
-    let ea = c.params.stretch_stiffness.z;
-    let l = c.params.segment_length;
     let mut tension = (0.0f64, 0usize);
     for e in 0..c.params.segments {
         if c.params.broken == Some(e) {
             continue;
         }
-        let d3 = c.q[e] * Vec3::z();
-        let f = ea * (d3.dot(&(c.x[e + 1] - c.x[e])) / l - 1.0);
+        let f = axial_force(c, e);
         if f > tension.0 {
             tension = (f, e);
         }

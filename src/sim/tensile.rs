@@ -35,7 +35,7 @@
 //! Every step is one implicit step of the suture (`DynamicRod::step_with`) at the session's
 //! time step, with the posts' contact and the self-contact as its potentials.
 
-use super::{RodModel, World, contact_potentials};
+use super::{RodModel, World, axial_force, contact_potentials};
 use crate::contact::{Obstacle, ObstacleContact, Shape};
 use crate::math::{Mat3, Vec3};
 use crate::rod::EndCondition;
@@ -208,11 +208,7 @@ pub fn tensile_test_traced(
     let RodModel::Cosserat { rod: cr, .. } = &rod.model else {
         return Err(TensileError::NoSuture);
     };
-    let axial = |e: usize| {
-        let l = cr.params.segment_length;
-        let d3 = cr.q[e] * Vec3::z();
-        (cr.params.stretch_stiffness.z * (d3.dot(&(cr.x[e + 1] - cr.x[e])) / l - 1.0)).max(0.0)
-    };
+    let axial = |e: usize| axial_force(cr, e).max(0.0);
     let n = x.len();
     if n < 4 {
         return Err(TensileError::NoLoop);
@@ -251,8 +247,8 @@ pub fn tensile_test_traced(
     let length: f64 = run.windows(2).map(|w| (w[1] - w[0]).norm()).sum();
     // A post a quarter of the run from each end, just inside the loop (towards the middle of
     // the punctures' chord, in the loop's plane), its surface half the suture's radius clear
-    // of the suture's; a metre long: frictionless, it lets the loop slide along it (a knot that is not
-    // flat pulls it along at a few millimetres a second), but never off.
+    // of the suture's; a metre long: frictionless, it lets the loop slide along it (a knot
+    // that is not flat pulls it along at a few millimetres a second), but never off.
     let post = |at: f64| {
         let q = at_arc(run, at);
         let to_mid = mid - q;
@@ -293,11 +289,14 @@ pub fn tensile_test_traced(
     let mut t = start;
     loop {
         let elapsed = t + h - start;
+        // While the ends let go they squeeze the loop onto the posts: the knot is loaded from
+        // the end of the release on.
+        let loaded = elapsed > p.release;
         // Letting go: the ends' pulls fall to zero, the posts stand still.
         let letting = (1.0 - elapsed / p.release).max(0.0);
         drive.base_force = -apart * letting;
         drive.tip_force = apart * letting;
-        if elapsed > p.release {
+        if loaded {
             let loading = elapsed - p.release;
             let target = (p.preload + p.rate * loading).min(p.max_force);
             let speed = (p.gain * (target - force)).clamp(-p.max_speed, p.max_speed);
@@ -313,9 +312,10 @@ pub fn tensile_test_traced(
         k.set_pose(0, &Mat3::identity(), &(along * (0.5 * travel)));
         k.set_pose(1, &Mat3::identity(), &(along * (-0.5 * travel)));
         let [mut k0, mut k1] = contact_potentials(parts.contact, parts.self_contact);
+        let at_t = drive.drive_at(t);
         let rep = parts
             .rod
-            .step_with(h, &drive.drive_at(t), &mut [&mut k0, &mut k1])
+            .step_with(h, &at_t, &mut [&mut k0, &mut k1])
             .map_err(|e| TensileError::Step {
                 time: elapsed,
                 message: e.to_string(),
@@ -325,9 +325,9 @@ pub fn tensile_test_traced(
         if !rep.converged
             && let RodModel::Cosserat { rod: cr, .. } = &rod.model
         {
-            let left = rep.residual * cr.params.force_scale(&drive.drive_at(t));
+            let left = rep.residual * cr.params.force_scale(&at_t);
             max_residual = max_residual.max(left);
-            if elapsed > p.release {
+            if loaded {
                 max_residual_loaded = max_residual_loaded.max(left);
             }
         }
@@ -359,9 +359,6 @@ pub fn tensile_test_traced(
             positions: xs,
             posts: [axis_of(0), axis_of(1)],
         });
-        // While the ends let go they squeeze the loop onto the posts: the knot is loaded from
-        // the end of the release on.
-        let loaded = elapsed > p.release;
         if loaded {
             peak = peak.max(force);
         }
