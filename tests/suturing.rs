@@ -30,7 +30,8 @@ struct Run {
     /// Steps whose Newton solve hit its iteration cap.
     unconverged: usize,
     /// (time, |coupling force| [N], tip force [N], gap at z = 0 [m]).
-    trace: Vec<(f64, f64, f64, f64)>,
+    /// Per step: time [s], coupling force [N], tip force [N], wound gap [m], tension [N].
+    trace: Vec<(f64, f64, f64, f64, f64)>,
     /// Largest penetration of a suture node outside the tissue's passages below the skin [m].
     worst_outside: f64,
 }
@@ -123,6 +124,7 @@ fn drive(text: &str, plan: &[(f64, f64, f64, Vec3)], regrasp_at: f64, t_end: f64
             s.needle.coupling_force.norm(),
             s.tip_force,
             s.tissue.gap_at(0.0),
+            out.tension,
         ));
     }
     Run {
@@ -324,12 +326,21 @@ fn pulling_too_hard_breaks_the_suture_and_the_scene_goes_on() {
     assert_eq!(breaks.len(), 1, "{breaks:?}");
     let (t_b, tension) = breaks[0];
     // The tension is checked once a step (1 ms), so the break is reported at the first step
-    // over 0.8 N, above it by at most one step's rise in tension. Measured 0.800129 N
-    // (+1.29e-4 N); tolerance +2.5e-4 N, a 1.9× margin, so an overshoot that doubles fails
-    // (`cargo test --release --test suturing pulling_too_hard -- --nocapture`).
+    // over 0.8 N: the step before it was under 0.8 N. (The tension does not rise smoothly:
+    // the suture sticks and slips in its channels, and from step to step it moves by up to
+    // 0.2 N here; measured 0.7946 N the step before and 0.8026 N at the break,
+    // `cargo test --release --test suturing pulling_too_hard -- --nocapture`.)
+    let before = run
+        .trace
+        .iter()
+        .rev()
+        .find(|p| p.0 < t_b - 0.5e-3)
+        .map(|p| p.4)
+        .unwrap();
+    println!("tension {before:.6} N the step before the break, {tension:.6} N at it");
     assert!(
-        tension > 0.8 && tension < 0.8 + 2.5e-4,
-        "broke at {tension} N"
+        before < 0.8 && tension > 0.8,
+        "broke at {tension} N after {before} N"
     );
     let mean = |a: f64, b: f64| {
         let v: Vec<f64> = run

@@ -784,6 +784,13 @@ impl NewtonRod for DerRod {
     fn parts(&mut self) -> (&DynamicParams, &SolverConfig, &mut LinearSystem) {
         (&self.params, &self.config, &mut self.work.sys)
     }
+    fn load_scale(&self) -> f64 {
+        // EA |ε|, the edge's tension (Bergou 2010 §4.1's stretching energy; energy::stretch).
+        let ea = self.params.stretch_stiffness.z;
+        (0..self.x.len() - 1)
+            .map(|e| ea * ((self.x[e + 1] - self.x[e]).norm() / self.rest[e] - 1.0).abs())
+            .fold(0.0, f64::max)
+    }
     fn objective(&mut self, trial: bool, eval: Eval, p: &Problem) -> f64 {
         self.assemble(trial, eval, p)
     }
