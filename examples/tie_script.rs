@@ -20,11 +20,11 @@
 //! the granny are tied and named by the project's KnotTracker, the wound closed to 0.44 and
 //! 0.29 mm (tests/instrument_tie.rs); their later throws back out at different speeds
 //! ([`BACKOUT_OTHER`]: each knot ties only in a narrow range). The surgeon's does not tie yet:
-//! its plan for the second throw sees a long end of 153 mm and plans a 131 mm orbit.
+//! its double first throw breaks the suture (below).
 //! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
 //! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; 24 of its 10 302
-//! steps do not converge (28 before der-imc.md §F8) (one in sixteen with the Gauss–Newton pair Hessian before deb61fd,
-//! der-imc.md §F7). Whether the throw survives the
+//! steps do not converge (28 before der-imc.md §F8; one in sixteen with the Gauss–Newton pair
+//! Hessian before deb61fd, der-imc.md §F7). Whether the throw survives the
 //! wraps leaving the jaws' tip at 7.1 s turned on rounding while the tail was taken 2.5 mm
 //! inside the tip (docs/derivations/der-imc.md §F6: a change that only perturbs the last
 //! bits flipped it either way; when it is undone, nearly every step converges because no
@@ -95,7 +95,11 @@
 //! fresh scene (1 mm gap, 110 elements; 2026-11-28) it diverges the same way: planning the
 //! second throw, the eye sees the long end 155 mm from the knot and plans a 132 mm orbit
 //! (the first throw's double wrap, 47.5 mm of long end and a 17.4 mm orbit, has come apart);
-//! the plan was still being made after 12 minutes and was stopped.
+//! the plan was still being made after 12 minutes and was stopped. Stepped (2026-11-28,
+//! `TIE_UPTO=1 TIE_SCENE=scenes/instrument_tie_fresh.toml tie_script surgeons --run`), the
+//! first throw breaks the suture at 5.93 s under 16.3 N: the driver opens and goes along
+//! inside two wraps (+2.7 turns at 5.6 s) with the long end pulled round them (a capstan of
+//! e^{μ 4π} ≈ 12 at μ = 0.2), and the second throw is planned from that broken suture.
 //!
 //! Keeping the tail (`TIE_KEEP=1`, the fresh scene, 0.5 N kept): the right driver does not
 //! let go after the first throw but turns, the tail in its jaws, to lie along the wound tilted

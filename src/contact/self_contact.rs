@@ -643,10 +643,6 @@ mod tests {
         x
     }
 
-    /// The neighbour rule gives docs/derivations/der-imc.md §F5 A's two cases: segments of
-    /// about 2h interact from |i − j| = 3 (the IMC thesis' knots, DEFAULT_SKIP), segments much
-    /// longer than h from |i − j| = 2 (the 3-0 suture's 1.4 mm segments, h = 0.1 mm: a strand
-    /// folded round one segment is felt).
     #[test]
     fn a_pairs_hessian_is_split_exactly_in_its_five_dimensional_subspace() {
         // Crossing, skew, end-to-interior and end-to-end closest points (t, u free or
@@ -719,6 +715,10 @@ mod tests {
         assert_eq!(checked, 4);
     }
 
+    /// The neighbour rule gives docs/derivations/der-imc.md §F5 A's two cases: segments of
+    /// about 2h interact from |i − j| = 3 (the IMC thesis' knots, DEFAULT_SKIP), segments much
+    /// longer than h from |i − j| = 2 (the 3-0 suture's 1.4 mm segments, h = 0.1 mm: a strand
+    /// folded round one segment is felt).
     #[test]
     fn the_neighbour_rule_follows_the_segment_length() {
         let h = 1.6e-3;

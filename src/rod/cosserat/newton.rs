@@ -218,13 +218,16 @@ impl NewtonRod for CosseratRod {
         (&self.params, &self.config, &mut self.work.sys)
     }
     fn load_scale(&self) -> f64 {
-        // |R C Γ|, the element's stretch–shear force (Soler 2018 eqs. (8)–(9); energy::stretch_shear).
+        // |R C Γ| = |C Γ|, the element's stretch–shear force (Soler 2018 eqs. (8)–(9);
+        // energy::stretch_shear).
         let (l, c) = (self.params.segment_length, self.params.stretch_stiffness);
         (0..self.q.len())
             .filter(|&e| self.params.broken != Some(e))
             .map(|e| {
-                let y = self.q[e].inverse() * (self.x[e + 1] - self.x[e]) / l;
-                (y - crate::math::E3).component_mul(&c).norm()
+                let r = self.q[e].to_rotation_matrix().into_inner();
+                energy::shear_strain(&self.x[e], &self.x[e + 1], &r, l)
+                    .component_mul(&c)
+                    .norm()
             })
             .fold(0.0, f64::max)
     }
