@@ -1489,8 +1489,22 @@ fn drive(
     let h = world.dt().expect("a dynamic scene");
     let end = right.end().max(left.end());
     let steps = (end / h).round() as usize;
+    // `TIE_REFINE_FROM=S`: the Newton steps refined (`[solver] refine`, der-imc.md §F9) from
+    // S seconds on, the same run as the default's until then.
+    let refine_from: Option<f64> = std::env::var("TIE_REFINE_FROM")
+        .ok()
+        .map(|v| v.parse().expect("TIE_REFINE_FROM: seconds"));
     for _ in 0..steps {
         let t = world.time + h;
+        if refine_from.is_some_and(|from| t >= from - 0.5 * h) {
+            for r in &mut world.rods {
+                match &mut r.model {
+                    suture::sim::RodModel::Cosserat { rod, .. } => rod.config.refine_steps = true,
+                    suture::sim::RodModel::Der { rod, .. } => rod.config.refine_steps = true,
+                    suture::sim::RodModel::Strands(_) => {}
+                }
+            }
+        }
         let targets = [Some(right.target(t)), Some(left.target(t))];
         let out = world.step(tools, &targets, h);
         each(world, &targets, tools, &out);
@@ -1714,7 +1728,8 @@ pub fn sketch_rod(x: &[Vec3], world: Option<&World>, extra: &[(Vec3, Vec3)], pat
 
 /// `--tensile` after `--run`: the virtual tensile test (sim::tensile) of the knot tied, its
 /// force against the crosshead's travel every 50 ms. `TENSILE_MAX` [N] (a comma list: one
-/// test each), `TENSILE_RATE` [N/s] and `TENSILE_GAIN` [mm/(N s)] override the defaults;
+/// test each), `TENSILE_RATE` [N/s], `TENSILE_GAIN` [mm/(N s)] and `TENSILE_REFINE` (0 or 1) override the
+/// defaults;
 /// `TENSILE_SKETCH=DIR` sketches every 50 ms into DIR.
 fn tensile(world: &World) {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
@@ -1731,6 +1746,9 @@ fn tensile(world: &World) {
         }
         if let Some(g) = env("TENSILE_GAIN") {
             p.gain = g * 1e-3;
+        }
+        if let Some(r) = env("TENSILE_REFINE") {
+            p.refine = r != 0.0;
         }
         let rep = suture::sim::tensile::tensile_test_traced(world, &p, |s| {
             let step = (s.time * 1e3).round() as u64;
@@ -1783,6 +1801,7 @@ fn main() {
         let mut world = sc.world.clone();
         let mut seen = 0;
         let mut unconverged = 0;
+        let mut iterations = 0;
         // `--sketch MS`: a sketch every MS milliseconds into /tmp/sketch/.
         let sketch_every: u64 = args
             .iter()
@@ -1794,6 +1813,7 @@ fn main() {
         }
         run(&sc, &mut world, &plans, |w, out| {
             unconverged += usize::from(!out.converged);
+            iterations += out.iterations;
             if let Some(e) = &out.error {
                 println!("{:.3} s: error {e}", out.time);
             }
@@ -1859,7 +1879,7 @@ fn main() {
                 let r = &set.list[0];
                 let l = &set.list[1];
                 println!(
-                    "{:.2} s: right {:?} open {:.2} hold {:?} | left {:?} | gap {:.2} mm | tension {:.2} N | knot {:?} | unconverged {unconverged}",
+                    "{:.2} s: right {:?} open {:.2} hold {:?} | left {:?} | gap {:.2} mm | tension {:.2} N | knot {:?} | unconverged {unconverged} | iterations {iterations}",
                     out.time,
                     (r.position * 1e3).map(|c| c.round()).as_slice(),
                     r.opening,

@@ -323,6 +323,9 @@ pub struct SolverSection {
     pub iterations: Option<i64>,
     /// Newton residual tolerance (rad, or units of L); default 1e-13.
     pub tolerance: Option<f64>,
+    /// Cosserat and DER Newton: refine each Marquardt-shifted step towards the unshifted one
+    /// by preconditioned conjugate gradients (docs/derivations/der-imc.md §F9); default false.
+    pub refine: Option<bool>,
 }
 
 /// `[[rods]]`.

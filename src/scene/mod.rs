@@ -388,6 +388,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         Some(SolverName::Pd) => Method::Pd,
         _ => Method::Newton,
     };
+    if sf.solver.refine.is_some() && (strands || method == Method::Pd) {
+        return Err(ctx.err(
+            &[Key("solver"), Key("refine")],
+            "refines Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
+        ));
+    }
     let iterations = match sf.solver.iterations {
         Some(k) if (1..=100_000).contains(&k) => k as usize,
         Some(k) => {
@@ -406,6 +412,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             _ => Integrator::ImplicitEuler,
         },
         max_iterations: iterations,
+        refine_steps: sf.solver.refine.unwrap_or(false),
         ..Default::default()
     };
     if let Some(t) = sf.solver.tolerance {

@@ -63,6 +63,10 @@ pub struct TensileParams {
     /// Time over which the hands let go of the ends [s]: each end is pulled along its
     /// tangent with the tension it had, falling linearly to zero, while the posts stand still.
     pub release: f64,
+    /// Refine the suture's Marquardt-shifted Newton steps (`SolverConfig::refine_steps`,
+    /// docs/derivations/der-imc.md §F9): a free suture on frictionless posts has rigid modes
+    /// only the shift regularises, so without it the loaded steps converge linearly.
+    pub refine: bool,
 }
 
 impl Default for TensileParams {
@@ -83,6 +87,7 @@ impl Default for TensileParams {
             max_speed: 0.05,
             post_radius: 0.001,
             release: 0.2,
+            refine: false,
         }
     }
 }
@@ -280,6 +285,7 @@ pub fn tensile_test_traced(
     // The ends cut free: a scene whose assistant held the tail (knot_tying.toml) lets go of
     // it too, or the held end would carry the loop's load past the knot.
     cr.ends = (EndCondition::Free, EndCondition::Free);
+    cr.config.refine_steps = p.refine;
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);

@@ -61,6 +61,12 @@ pub struct SolverConfig {
     pub max_iterations: usize,
     /// Convergence: Newton step below `tolerance · l` [m] and `tolerance` [rad].
     pub tolerance: f64,
+    /// Newton: refine each step taken with a Marquardt shift towards the unshifted one by
+    /// preconditioned conjugate gradients on the whole Hessian (docs/derivations/der-imc.md
+    /// §F9). Off by default: it changes the trajectory of contact-rich runs (fewer
+    /// iterations, the same physics to the tolerance), and the scripted tie's throws are
+    /// tuned to the default's trajectory.
+    pub refine_steps: bool,
 }
 
 impl Default for SolverConfig {
@@ -70,6 +76,7 @@ impl Default for SolverConfig {
             integrator: Integrator::ImplicitEuler,
             max_iterations: 20,
             tolerance: 1e-10,
+            refine_steps: false,
         }
     }
 }
@@ -193,6 +200,9 @@ pub struct SolverReport {
     pub residual: f64,
     /// Times the Hessian was indefinite and was shifted.
     pub shifts: usize,
+    /// Conjugate-gradient iterations that refined shifted Newton steps towards the exact ones
+    /// (docs/derivations/der-imc.md §F9).
+    pub refinements: usize,
     /// Largest `| |x_{e+1} - x_e|/l - 1 |` [-].
     pub max_stretch: f64,
     /// Largest `| 1 - |u_e| |` before renormalisation [-] (Cosserat; 0 for DER).
