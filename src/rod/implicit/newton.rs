@@ -446,6 +446,8 @@ pub(crate) fn newton<R: NewtonRod>(
     // Whether the Hessian is out of date: the accepted point of the last line search was a
     // backtracked trial, evaluated without its Hessian.
     let mut stale = false;
+    // The shift the last iteration's factorisation took.
+    let mut last_mu = 0.0f64;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.system().g.iter().any(|v| !v.is_finite()) {
             return Err(SolverError::NonFinite { iteration: it });
@@ -460,7 +462,15 @@ pub(crate) fn newton<R: NewtonRod>(
         // a huge shift helps; switch to the positive semi-definite Gauss–Newton Hessian at the
         // same point instead, where the model has one, then shift that if needed (static free
         // rods: rigid modes).
-        let mut mu = min_shift;
+        // Refining, the shift only preconditions: the ladder starts a rung below the last
+        // iteration's shift instead of repeating the rungs that failed there (3 % of the
+        // square's whole run with refinement from 19.5 s, der-imc.md §F9).
+        let start = if refine {
+            min_shift.max(last_mu * 0.1)
+        } else {
+            min_shift
+        };
+        let mut mu = start;
         let mut gauss_newton = false;
         loop {
             if rod.system().factor(mu) {
@@ -476,6 +486,7 @@ pub(crate) fn newton<R: NewtonRod>(
             }
             report.shifts += 1;
         }
+        last_mu = mu;
         let s = rod.system();
         s.solve_step();
         if refine {
