@@ -540,12 +540,18 @@ impl NodePotential for SelfContact {
                         segment::distance(&at(i), &at(i + 1), &at(j), &at(j + 1)).distance < contact
                     })
                 };
-                for p in broad::candidates(&self.x_start, self.skip, reach) {
+                // (The broad phase's memory and the found pairs' buffer are reused: the
+                // physics loop does not allocate.)
+                let mut swept = std::mem::take(&mut self.found);
+                self.grid
+                    .candidates_into(&self.x_start, self.skip, reach, &mut swept);
+                for &p in &swept {
                     if !self.pairs.contains(&p) && !self.late.contains(&p) && met(p) {
                         self.late.push(p);
                         missed = true;
                     }
                 }
+                self.found = swept;
             }
             if missed {
                 return false;

@@ -494,6 +494,11 @@ impl Suturing {
     /// Phases 1–2: the needle's forces from the tissue and the suture, then its step toward
     /// `target` (all-zero stiffness when not held) under gravity `g`.
     pub fn step_needle(&mut self, h: f64, gravity: &Vec3, target: &NeedleTarget) {
+        // The event log's room, once: a cloned world's Vec keeps only its length, and the
+        // physics loop must not allocate when an event comes (tests/alloc_free.rs).
+        if self.events.capacity() < MAX_EVENTS {
+            self.events.reserve_exact(MAX_EVENTS - self.events.len());
+        }
         let p = self.params;
         let arc = self.needle.shape.arc_angle;
         // The suture's pull at the swage (lagged: the attach spring's force on the suture
