@@ -1491,12 +1491,13 @@ fn drive(
     let steps = (end / h).round() as usize;
     // `TIE_REFINE_FROM=S`: the Newton steps refined (`[solver] refine`, der-imc.md §F9) from
     // S seconds on, the same run as the default's until then.
-    let refine_from: Option<f64> = std::env::var("TIE_REFINE_FROM")
+    let mut refine_from: Option<f64> = std::env::var("TIE_REFINE_FROM")
         .ok()
         .map(|v| v.parse().expect("TIE_REFINE_FROM: seconds"));
     for _ in 0..steps {
         let t = world.time + h;
         if refine_from.is_some_and(|from| t >= from - 0.5 * h) {
+            refine_from = None;
             for r in &mut world.rods {
                 match &mut r.model {
                     suture::sim::RodModel::Cosserat { rod, .. } => rod.config.refine_steps = true,

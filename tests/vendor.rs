@@ -176,8 +176,7 @@ fn median_force(log: &[[f64; 8]], from: f64, to: f64) -> [f64; 3] {
     m
 }
 
-/// The mean force over the commands in [from, to) [N], SDK axes.
-/// The mean force over the commands in [from, to) that are not ramping in: a servo period
+/// The mean force [N], SDK axes, over the commands in [from, to) that are not ramping in: a servo period
 /// longer than `SERVO_MISSED_PERIODS` periods (a gap in the log's clock) is a device fault,
 /// after which the force restarts from zero and ramps in over `RAMP` s (runtime::haptic), so
 /// the commands within `RAMP` s after such a gap are left out. Returns the mean and how many

@@ -9,6 +9,7 @@
 //! between the models is a documented capability of that trait ([`NewtonRod::GAUSS_NEWTON`],
 //! [`NewtonRod::MAX_SHIFT`]), not a copied loop.
 
+use super::potential::dot as term_dot;
 use super::potential::{LowRank, NodePotential, PotentialSink, Woodbury, interval};
 use super::{Drive, DynamicParams, ImplicitRod, SolverConfig, SolverError, SolverReport};
 use crate::math::Vec3;
@@ -213,17 +214,11 @@ impl LinearSystem {
                 *y += floor * self.h.get(i, i).abs() * x;
             }
         }
+        let index = |node| offset + stride * node;
         for t in &self.low_rank {
-            let mut d = 0.0;
+            let d = term_dot(t, x, 0, &index) * t.c;
             for a in 0..4 {
-                let i = offset + stride * t.nodes[a];
-                for c in 0..3 {
-                    d += t.u[3 * a + c] * x[i + c];
-                }
-            }
-            let d = d * t.c;
-            for a in 0..4 {
-                let i = offset + stride * t.nodes[a];
+                let i = index(t.nodes[a]);
                 for c in 0..3 {
                     y[i + c] += t.u[3 * a + c] * d;
                 }
@@ -311,15 +306,10 @@ impl LinearSystem {
 
     /// The Newton step `dz = −H⁻¹g` from the factor, corrected for the far terms (Woodbury).
     fn solve_step(&mut self) {
-        self.dz.iter_mut().zip(&self.g).for_each(|(d, g)| *d = -g);
-        self.chol.solve(&mut self.dz);
-        let (stride, offset) = (self.stride, self.offset);
-        self.wb.apply(
-            &self.chol,
-            &self.low_rank,
-            |node| offset + stride * node,
-            &mut self.dz,
-        );
+        let mut dz = std::mem::take(&mut self.dz);
+        dz.iter_mut().zip(&self.g).for_each(|(d, g)| *d = -g);
+        self.precondition(&mut dz);
+        self.dz = dz;
     }
 }
 
@@ -492,7 +482,7 @@ pub(crate) fn newton<R: NewtonRod>(
         if refine {
             report.refinements += s.refine_step(mu, min_shift);
         }
-        let slope: f64 = s.dz.iter().zip(&s.g).map(|(d, g)| d * g).sum();
+        let slope = dot(&s.dz, &s.g);
         let (dx_max, dth_max) = s.largest(&s.dz);
         let res_now = residual(s);
         // Work of the dead end torques along the step per unit t.

@@ -217,7 +217,7 @@ impl Woodbury {
 }
 
 /// `u · v` over a term's nodes, `v` indexed from solver index `base`.
-fn dot(t: &LowRank, v: &[f64], base: usize, index: &impl Fn(usize) -> usize) -> f64 {
+pub(crate) fn dot(t: &LowRank, v: &[f64], base: usize, index: &impl Fn(usize) -> usize) -> f64 {
     dot_strided(t, v, base, 1, index)
 }
 
