@@ -19,8 +19,10 @@
 //! (since 2026-11-28, with the residual measured against the forces in play, der-imc.md §F8)
 //! the granny are tied and named by the project's KnotTracker, the wound closed to 0.44 and
 //! 0.29 mm (tests/instrument_tie.rs); their later throws back out at different speeds
-//! ([`BACKOUT_OTHER`]: each knot ties only in a narrow range). The surgeon's does not tie yet:
-//! its double first throw breaks the suture (below).
+//! ([`BACKOUT_OTHER`]: each knot ties only in a narrow range). Since 2026-11-28 (second
+//! session) the surgeon's knot is tied and named too, the wound closed to −0.01 mm: the left
+//! hand gives the long end in before the jaws open inside the double wrap, and after it the
+//! left driver's shaft is turned toward the orbit's axis ([`SHAFT_DIP`]; below).
 //! tests/instrument_tie.rs steps the first throw and checks one single throw (the project's
 //! KnotTracker), the 3 mm wound closed to −0.3 mm, no strand through another; 24 of its 10 302
 //! steps do not converge (28 before der-imc.md §F8; one in sixteen with the Gauss–Newton pair
@@ -100,6 +102,29 @@
 //! first throw breaks the suture at 5.93 s under 16.3 N: the driver opens and goes along
 //! inside two wraps (+2.7 turns at 5.6 s) with the long end pulled round them (a capstan of
 //! e^{μ 4π} ≈ 12 at μ = 0.2), and the second throw is planned from that broken suture.
+//!
+//! The surgeon's knot tied (2026-11-28, second session; `TIE_SCENE=scenes/instrument_tie_fresh.toml
+//! tie_script surgeons --run`, tests/instrument_tie.rs). The jaws opening inside the double
+//! wrap lengthen each wrap by twice their separation there (2 × 3.5 mm at 7 mm from the hinge,
+//! opened 0.5 rad), which the long end, locked round the wraps, cannot give: so before they
+//! open the left hand lets the long end in toward the wraps by that length and 1 mm more
+//! (`TIE_GIVE` [mm]), and takes it up again once they have closed on the tail. The double
+//! throw then ties (a cinquefoil with the wound closed: the KnotTracker's double throw, gap
+//! −0.07 mm by 12 s). Planning the second throw, the eye's world failed at 19.0 s (the Newton
+//! system singular, every step refused after it; the plan was being made blind, hence the
+//! 12 minutes): 50 steps at the iteration cap from 18.95 s, as the left driver, turning with
+//! its orbit about the right jaws' axis (nearly level with the skin), pointed its shaft
+//! straight down into the pad by the stitch (sketched with `TIE_EYE_SKETCH=18.9`). The eye
+//! now stops the plan at a failed step with its error. Turning the shaft toward the orbit's
+//! axis first, so that over the turn it dips at most 10° under the horizontal (a turn of
+//! 100°): the knot was named surgeon's but the suture broke at 19.5 s (15.7 N, the long end
+//! winding a second time round the jaws); at most 30° (60°): the first throw lost a wrap as
+//! the long end pulled 13 N at 19.5 s, and the knot was a square; at most 53° (37°,
+//! [`SHAFT_DIP`]): the surgeon's knot, 0 failed steps, laid flat (tail 0.06, long end 0.08).
+//! It slips in the virtual tensile test, though (0.119 N, the preload never felt; the square
+//! holds 1.5 N; docs/knots.md §6): next, why the double throw lies loose.
+//! The same turn given to the square and the granny loses their second throws (trefoils), so
+//! they turn as before; each knot's plan is still a narrow path (der-imc.md §F6).
 //!
 //! Keeping the tail (`TIE_KEEP=1`, the fresh scene, 0.5 N kept): the right driver does not
 //! let go after the first throw but turns, the tail in its jaws, to lie along the wound tilted
@@ -254,7 +279,7 @@
 //! knot every 100 ms; `--near` adds the suture's nodes by the jaws in the jaws' frame;
 //! `--sketch MS` draws the scene (front, top and side views) every MS milliseconds into
 //! /tmp/sketch/; the environment variable `TIE_DETAIL=T0,T1` prints every step between T0 and
-//! T1 [s]; `TIE_UPTO=N` plans only the first N throws. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
+//! T1 [s]; `TIE_UPTO=N` plans only the first N throws; `TIE_EYE_LOG=T0,T1` prints every step the plan's eye takes between T0 and T1 [s], `TIE_EYE_SKETCH=T,…` sketches what it sees then. Development aids for the second throw: `TIE_SCENE=FILE`, `TIE_PULL=N` (the pull
 //! the left hand keeps [N]), `TIE_PULL2=N` (the pull while the wraps are carried to the tail
 //! [N]), `TIE_CARRY=S` (how long that carry takes [s]), `TIE_ROUND=1|2`, `TIE_POST=tail`,
 //! `TIE_STEEP=DEG`, `TIE_KEEP=1` with `TIE_SENSE`, `TIE_TILT`, `TIE_KX`, `TIE_KH`,
@@ -452,6 +477,12 @@ pub fn aim(g: Vec3, t: Vec3, d: Vec3, jaw_length: f64, short: f64) -> (Vec3, Qua
 pub struct Eye {
     world: World,
     tools: Vec<suture::sim::Tool>,
+    /// `TIE_EYE_LOG=T0,T1` (a development aid): print every step the eye takes from T0 to
+    /// T1 [s].
+    log: Option<(f64, f64)>,
+    /// `TIE_EYE_SKETCH=T,…` (a development aid): sketch what the eye sees at these times [s]
+    /// into /tmp/sketch/eye_T.png.
+    sketch_at: Vec<f64>,
 }
 
 impl Eye {
@@ -459,7 +490,18 @@ impl Eye {
     pub fn new(sc: &Scene) -> Self {
         let world = sc.world.clone();
         let tools = start_tools(sc, &world);
-        Eye { world, tools }
+        let times = |k: &str| -> Vec<f64> {
+            std::env::var(k)
+                .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+                .unwrap_or_default()
+        };
+        let log = times("TIE_EYE_LOG");
+        Eye {
+            world,
+            tools,
+            log: (log.len() == 2).then(|| (log[0], log[1])),
+            sketch_at: times("TIE_EYE_SKETCH"),
+        }
     }
 
     /// The world at `t` [s] (a step short of it: the keys after `t` are not planned yet),
@@ -469,7 +511,40 @@ impl Eye {
         while self.world.time + h < t - 1e-3 + 1e-9 {
             let tn = self.world.time + h;
             let targets = [Some(right.target(tn)), Some(left.target(tn))];
-            self.world.step(&mut self.tools, &targets, h);
+            let out = self.world.step(&mut self.tools, &targets, h);
+            // A plan made from a failed world would be made blind (the solver rolled the
+            // suture back and every later step failed alike: the surgeon's plan once looked
+            // for 12 minutes at a world that stopped at 19.0 s).
+            if let Some(e) = &out.error {
+                panic!(
+                    "the plan's eye: the step to {:.3} s failed ({e:?})",
+                    out.time
+                );
+            }
+            if self
+                .log
+                .is_some_and(|(t0, t1)| out.time >= t0 && out.time <= t1)
+            {
+                let (wr, jd) = wraps_and_jaw_distance(&self.world);
+                eprintln!(
+                    "eye {:.3} s: {} iterations, converged {}, wraps {wr:+.2}, jaws {:.3} mm, pulls {:.2} / {:.2} N, gap {:.2} mm",
+                    out.time,
+                    out.iterations,
+                    out.converged,
+                    jd * 1e3,
+                    coupling_pull(&self.world, 0),
+                    needle_pull(&self.world),
+                    out.gap * 1e3
+                );
+            }
+            if self
+                .sketch_at
+                .iter()
+                .any(|a| (out.time - a).abs() < 0.5 * h)
+            {
+                let _ = std::fs::create_dir_all("/tmp/sketch");
+                sketch(&self.world, &format!("/tmp/sketch/eye_{:.3}.png", out.time));
+            }
         }
         &self.world
     }
@@ -583,6 +658,11 @@ const LIFT_AIM: f64 = 0.0056;
 /// so the ring is round the tail's first millimetres as it leaves the jaws. At 7 mm (the first
 /// throw's place, on empty jaws) the ring slid off the tip past the tail (Status).
 const LIFT_WRAP_AT: f64 = 0.0095;
+
+/// After a surgeon's double first throw, how far under the horizontal the left driver's shaft
+/// may point as it turns with a later throw's orbit [rad] (asin 0.8, 53°; measured in
+/// [`plans_upto`]).
+const SHAFT_DIP: f64 = 0.927_295_218_001_612_2;
 
 /// The pull each hand lays the later throws down with [N] (`TIE_LAY`): measured on the fresh
 /// scene's square (`TIE_LAY`), 0.8 N leaves the wound's gap at 0.51 mm; 1.0, 1.1, 1.2 and
@@ -1086,6 +1166,48 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             rho0 * 1e3,
             cone * 1e3
         );
+        // Turning with its orbit about the jaws' axis `d` (after the first throw), the left
+        // driver's shaft (along −z from its hinge; contact geometry for the suture) points
+        // down into the pad at some point of the turn when `d` lies near the skin. After a
+        // surgeon's double first throw it entered the pad by the stitch there and pinched
+        // the suture in its channel (18.95 s: every step at the iteration cap, then the
+        // Newton system singular from 19.0 s). So after a double first throw the hand first
+        // turns the shaft toward −d, about s × (−d), just so far that it dips at most
+        // [`SHAFT_DIP`] under the horizontal over the turn (found by bisection; the shaft's
+        // height over the turn is lowest at (s·d) d_y − |s⊥| √(1 − d_y²)). Measured on the
+        // fresh wound: dipping at most 10° under it, the suture broke at 19.5 s (15.7 N);
+        // 30°, the first throw lost a wrap (a square knot, not a surgeon's); 53°, the
+        // surgeon's knot. Turned so for the square and the granny, their second throws were
+        // not made (trefoils), so they keep the turn as it was. `TIE_SHAFT_DIP=S` (a
+        // development aid): at most S [rad] under.
+        if n > 0 && d.y < 0.0 && throws[0].1 > 1 {
+            let lowest = |s: Vec3| {
+                let along = s.dot(&d);
+                along * d.y - (s - d * along).norm() * (1.0 - d.y * d.y).max(0.0).sqrt()
+            };
+            let s0 = -(ql * Vec3::z());
+            let floor = -env_f("TIE_SHAFT_DIP", SHAFT_DIP).sin();
+            let axis = s0.cross(&-d);
+            if lowest(s0) < floor && axis.norm() > 1e-9 {
+                let axis = nalgebra::Unit::new_normalize(axis);
+                let (mut lo, mut hi) = (0.0, s0.angle(&-d));
+                for _ in 0..50 {
+                    let m = 0.5 * (lo + hi);
+                    if lowest(Quat::from_axis_angle(&axis, m) * s0) < floor {
+                        lo = m
+                    } else {
+                        hi = m
+                    }
+                }
+                eprintln!(
+                    "throw {n}: the left shaft turned {:.1}° toward the jaws' axis (the lowest it points {:.2} → {:.2})",
+                    hi.to_degrees(),
+                    lowest(s0),
+                    lowest(Quat::from_axis_angle(&axis, hi) * s0)
+                );
+                ql = Quat::from_axis_angle(&axis, hi) * ql;
+            }
+        }
         let rel = swage - c;
         let th0 = (rel.dot(&e2)).atan2(rel.dot(&e1));
         let on = |th: f64, rho: f64| {
@@ -1289,6 +1411,24 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             // 2. The driver opens (the wraps stay on the open jaws) and goes on along its jaws,
             // aimed (twice on the way, as a surgeon looks) so the tail lies on the jaws' axis
             // [`TAIL_IN`] inside the tip, and closes on it. The long end goes along.
+            // A double wrap locks on the jaws (a capstan of e^{μ 4π} ≈ 12 at μ = 0.2), and
+            // the jaws opening inside it lengthen each wrap by twice their separation there:
+            // the long end must give that length or the suture breaks (16.3 N at 5.93 s,
+            // measured). So before the jaws open round more than one wrap the left hand lets
+            // the long end in toward the wraps by that length (`TIE_GIVE` [mm] over it).
+            let give = if wraps > 1 {
+                let sep = 2.0 * at * 1e-3 * (0.5 * r0.spec.opening).sin();
+                wraps as f64 * 2.0 * sep + env_f("TIE_GIVE", 1.0) * 1e-3
+            } else {
+                0.0
+            };
+            let give_dir = (w - swage).normalize();
+            if give > 0.0 {
+                t += 0.3;
+                swage += give_dir * give;
+                right.at(t, hinge, q);
+                left.at_swage(t, swage, ql, swage_off);
+            }
             right.press(t);
             t += 0.3;
             right.at(t, hinge, q);
@@ -1310,6 +1450,14 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             t += 0.3;
             right.at(t, hinge, q);
             left.at_swage(t, swage, ql, swage_off);
+            // The jaws closed on the tail, the long end is taken up again (`TIE_TAKEUP=0`:
+            // not).
+            if give > 0.0 && env_f("TIE_TAKEUP", 1.0) > 0.0 {
+                t += 0.3;
+                swage -= give_dir * give;
+                right.at(t, hinge, q);
+                left.at_swage(t, swage, ql, swage_off);
+            }
         }
         // 3. The driver backs out along its jaws, drawing the tail through the wraps, which
         // the long end holds back so they slide off the tip onto it. A later throw of the
