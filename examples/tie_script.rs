@@ -620,11 +620,11 @@ fn env_f_global(k: &str, v: f64) -> f64 {
 /// come down on it (0.4 s) and close (0.3 s).
 const REGRASP: f64 = 1.1;
 
-/// [`taut`] over a grasp of the tail: at the first look after the jaws closed, if they hold
-/// nothing, the right hand's keys after the grasp wait [`REGRASP`] while it tries again at
-/// where the tail is then (twice at most), and the left hand's feeling goes on meanwhile.
-/// Returns the swage and how much later than planned the throw goes on [s]. While the grasp
-/// holds, the keys are those of [`taut`], to the bit.
+/// [`taut`], over a grasp of the tail if one is given: at the first look after the jaws
+/// closed, if they hold nothing, the right hand's keys after the grasp wait [`REGRASP`] while
+/// it tries again at where the tail is then (twice at most), and the left hand's feeling goes
+/// on meanwhile. Returns the swage and how much later than planned the throw goes on [s] (0
+/// while the grasp holds: the keys are then those of no grasp, to the bit).
 fn taut_grasping(
     eye: &mut Eye,
     (right, left): (&mut Plan, &mut Plan),
@@ -632,18 +632,22 @@ fn taut_grasping(
     mut swage: Vec3,
     knot: Vec3,
     (q1, off): (Quat, Vec3),
-    g: &Grasp,
+    grasp: Option<&Grasp>,
 ) -> (Vec3, f64) {
     let q0 = left.pose(t0).1;
     let n = ((t1 - t0) / 0.1).round().max(1.0) as usize;
-    let (mut late, mut at, mut tries) = (0.0, g.at, 0);
+    let (mut late, mut at, mut tries) = (0.0, grasp.map_or(f64::INFINITY, |g| g.at), 0);
     for k in 1..=n {
         let tk = t0 + (t1 - t0) * k as f64 / n as f64 + late;
         left.at_swage(tk, swage, q0.slerp(&q1, k as f64 / n as f64), off);
         if k < n {
             let w = eye.look(right, left, tk);
             let f = needle_pull(w);
-            if tries < 2 && tk >= at - 1e-9 && !holds_tail(w) {
+            if let Some(g) = grasp
+                && tries < 2
+                && tk >= at - 1e-9
+                && !holds_tail(w)
+            {
                 tries += 1;
                 eprintln!("{at:.3} s: the jaws closed on nothing; they open and aim again");
                 let x = w.rods[0].positions();
@@ -821,24 +825,13 @@ fn keep_pull() -> f64 {
 /// the hand's frame [m]). The right hand's keys up to `t1` are planned. Returns the swage.
 fn taut(
     eye: &mut Eye,
-    (right, left): (&mut Plan, &mut Plan),
-    (t0, t1): (f64, f64),
-    mut swage: Vec3,
+    hands: (&mut Plan, &mut Plan),
+    span: (f64, f64),
+    swage: Vec3,
     knot: Vec3,
-    (q1, off): (Quat, Vec3),
+    turn: (Quat, Vec3),
 ) -> Vec3 {
-    let q0 = left.pose(t0).1;
-    let n = ((t1 - t0) / 0.1).round().max(1.0) as usize;
-    for k in 1..=n {
-        let tk = t0 + (t1 - t0) * k as f64 / n as f64;
-        left.at_swage(tk, swage, q0.slerp(&q1, k as f64 / n as f64), off);
-        if k < n {
-            let f = needle_pull(eye.look(right, left, tk));
-            let u = (swage - knot).normalize();
-            swage += u * ((keep_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
-        }
-    }
-    swage
+    taut_grasping(eye, hands, span, swage, knot, turn, None).0
 }
 
 /// Arc length [m] of the suture from the node nearest `p` to its needle end.
@@ -1195,7 +1188,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                     swage,
                     knot,
                     (out_q, swage_off),
-                    &grasp,
+                    Some(&grasp),
                 );
                 swage = sw;
                 t += dur + late;
