@@ -490,7 +490,6 @@ pub fn aim(g: Vec3, t: Vec3, d: Vec3, jaw_length: f64, short: f64) -> (Vec3, Qua
 
 /// The plan's eyes: the scene stepped through the plans made so far, as the live loop steps
 /// it (`World::step`), to see where the strand is before the next move is planned.
-#[derive(Clone)]
 pub struct Eye {
     world: World,
     tools: Vec<suture::sim::Tool>,
@@ -500,6 +499,9 @@ pub struct Eye {
     /// `TIE_EYE_SKETCH=T,…` (a development aid): sketch what the eye sees at these times [s]
     /// into /tmp/sketch/eye_T.png.
     sketch_at: Vec<f64>,
+    /// `TIE_EYE_CHECK` (a development aid): keep the state digest after each step, for the
+    /// run to compare its own with.
+    check: bool,
 }
 
 impl Eye {
@@ -518,6 +520,7 @@ impl Eye {
             tools,
             log: (log.len() == 2).then(|| (log[0], log[1])),
             sketch_at: times("TIE_EYE_SKETCH"),
+            check: std::env::var("TIE_EYE_CHECK").is_ok(),
         }
     }
 
@@ -538,17 +541,9 @@ impl Eye {
                     out.time
                 );
             }
-            if std::env::var("TIE_EYE_CHECK").is_ok() {
+            if self.check {
                 let d = self.world.digest(&self.tools);
-                // Keyed by step: a look-ahead on a copy is overwritten by the eye's own step.
-                let k = (out.time / h).round() as usize - 1;
-                EYE_DIGESTS.with(|v| {
-                    let mut v = v.borrow_mut();
-                    if v.len() <= k {
-                        v.resize(k + 1, (f64::NAN, 0));
-                    }
-                    v[k] = (out.time, d);
-                });
+                EYE_DIGESTS.with(|v| v.borrow_mut().push(d));
             }
             if self
                 .log
@@ -609,7 +604,7 @@ struct Grasp {
 }
 
 /// The environment variable `k` as a number, else `v` (the development aids).
-fn env_f_global(k: &str, v: f64) -> f64 {
+fn env_f(k: &str, v: f64) -> f64 {
     std::env::var(k)
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -658,7 +653,7 @@ fn taut_grasping(
                     tan,
                     g.toward,
                     g.jaw,
-                    -env_f_global("TIE_GPAST", 1.5) * 1e-3,
+                    -env_f("TIE_GPAST", 1.5) * 1e-3,
                 );
                 // The keys after the grasp wait; the lift goes up from where the jaws close.
                 right.shift_after(at, REGRASP);
@@ -755,8 +750,8 @@ fn lift_for(low: f64) -> f64 {
 const KEEP_PULL_PER_GAP: f64 = 500.0;
 
 thread_local! {
-    /// `TIE_EYE_CHECK` (a development aid): the eye's state digest after each step.
-    static EYE_DIGESTS: std::cell::RefCell<Vec<(f64, u64)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// `TIE_EYE_CHECK` (a development aid): the eye's state digest after each step, in order.
+    static EYE_DIGESTS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
     /// The pull [N] for the scene being planned (set by [`plans_upto`]).
     static KEEP_PULL: std::cell::Cell<f64> = const { std::cell::Cell::new(1.5) };
 }
@@ -933,12 +928,6 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
     // `TIE_KEEP=1`: the right driver keeps the tail between throws (the later throws' wraps
     // go on its jaws as they hold it).
     let keep = std::env::var("TIE_KEEP").is_ok();
-    let env_f = |k: &str, v: f64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .unwrap_or(v)
-    };
     for (n, &(sense, wraps)) in throws.iter().take(upto).enumerate() {
         let sense = if n > 0 {
             sense * env_f("TIE_SENSE", 1.0)
@@ -1772,6 +1761,8 @@ fn drive(
     let mut refine_from: Option<f64> = std::env::var("TIE_REFINE_FROM")
         .ok()
         .map(|v| v.parse().expect("TIE_REFINE_FROM: seconds"));
+    // `TIE_EYE_CHECK=1` (a development aid): compare each step's state digest with the eye's.
+    let (check, mut differed) = (std::env::var("TIE_EYE_CHECK").is_ok(), false);
     for _ in 0..steps {
         let t = world.time + h;
         if refine_from.is_some_and(|from| t >= from - 0.5 * h) {
@@ -1786,19 +1777,17 @@ fn drive(
         }
         let targets = [Some(right.target(t)), Some(left.target(t))];
         let out = world.step(tools, &targets, h);
-        if std::env::var("TIE_EYE_CHECK").is_ok() {
-            let d = world.digest(tools);
+        // The first step at which the run's state is not the plan's eye's.
+        if check && !differed {
             let k = (out.time / h).round() as usize - 1;
-            EYE_DIGESTS.with(|v| {
-                if let Some(&(te, de)) = v.borrow().get(k)
-                    && de != d
-                {
-                    eprintln!(
-                        "eye check: the run differs from the eye at {:.3} s (eye {te:.3} s)",
-                        out.time
-                    );
-                }
-            });
+            let d = world.digest(tools);
+            differed = EYE_DIGESTS.with(|v| v.borrow().get(k).is_some_and(|&e| e != d));
+            if differed {
+                eprintln!(
+                    "eye check: the run differs from the eye from {:.3} s",
+                    out.time
+                );
+            }
         }
         each(world, &targets, tools, &out);
     }
