@@ -31,6 +31,13 @@ pub struct Banded {
     /// The interval `[k0, k1)` the factorisation was twisted around (eliminated last), see
     /// the module documentation; `(0, n)` for the plain one.
     inner: (usize, usize),
+    /// Zero: a factorisation requires positive pivots (Cholesky). Positive: negative pivots
+    /// are accepted too, as long as `|D_j|` exceeds this fraction of `|A_jj|` (an indefinite
+    /// `L D Lᵀ` without pivoting, [`Banded::factor_indefinite_from`]).
+    pivot_floor: f64,
+    /// Negative pivots of the last factorisation: by Sylvester's law of inertia, the number of
+    /// negative eigenvalues of the matrix factored.
+    negatives: usize,
 }
 
 /// The factorisation met a pivot that is not positive: the matrix is not positive definite.
@@ -69,6 +76,8 @@ impl Banded {
             band: vec![0.0; n * (b + 1)],
             inv: vec![0.0; n],
             inner: (0, n),
+            pivot_floor: 0.0,
+            negatives: 0,
         }
     }
 
@@ -274,6 +283,40 @@ impl Banded {
         }
     }
 
+    /// [`Banded::factor_twisted_from`] for a symmetric matrix that may be indefinite: the same
+    /// elimination (`L D Lᵀ` without pivoting, the same arithmetic), accepting negative pivots
+    /// whose magnitude exceeds `floor · |A_jj|`. Returns the number of negative pivots, the
+    /// matrix's negative eigenvalues (Sylvester's law of inertia; Golub & Van Loan 2013,
+    /// Thm. 8.1.17). Without pivoting the factor's growth is bounded only by the pivots' floor,
+    /// so a caller checks what it solves (docs/derivations/der-imc.md §F10). Bandwidths other
+    /// than the rods' 8 and 10 are not supported (an error at row 0).
+    pub fn factor_indefinite_from(
+        &mut self,
+        a: &Banded,
+        shift: f64,
+        k0: usize,
+        k1: usize,
+        floor: f64,
+    ) -> Result<usize, NotPositiveDefinite> {
+        assert!(
+            floor > 0.0,
+            "factor_indefinite_from: the pivots' floor must be positive"
+        );
+        if self.b != 8 && self.b != 10 {
+            return Err(NotPositiveDefinite { row: 0 });
+        }
+        let w = self.b + 1;
+        for (i, d) in self.inv.iter_mut().enumerate() {
+            let a = a.band[i * w + w - 1];
+            *d = (a + shift * a.abs()).abs();
+        }
+        self.pivot_floor = floor;
+        self.negatives = 0;
+        let r = self.factor_twisted_from(a, shift, k0, k1);
+        self.pivot_floor = 0.0;
+        r.map(|()| self.negatives)
+    }
+
     /// The interval `[k0, k1)` the last factorisation was twisted around (`(0, n)`: plain).
     pub fn inner(&self) -> (usize, usize) {
         self.inner
@@ -341,9 +384,19 @@ impl Banded {
     #[inline(always)]
     fn pivot_inverse<const B: usize>(&mut self, j: usize) -> Result<f64, NotPositiveDefinite> {
         let d = self.band[j * (B + 1) + B];
-        // Also false for NaN.
-        if !(d > 0.0 && d < f64::INFINITY) {
-            return Err(NotPositiveDefinite { row: j });
+        if self.pivot_floor == 0.0 {
+            // Also false for NaN.
+            if !(d > 0.0 && d < f64::INFINITY) {
+                return Err(NotPositiveDefinite { row: j });
+            }
+        } else {
+            // `inv[j]` holds `|A_jj|` until the pivot is taken.
+            if !(d.abs() > self.pivot_floor * self.inv[j] && d.abs() < f64::INFINITY) {
+                return Err(NotPositiveDefinite { row: j });
+            }
+            if d < 0.0 {
+                self.negatives += 1;
+            }
         }
         let inv = 1.0 / d;
         self.inv[j] = inv;

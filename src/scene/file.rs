@@ -326,6 +326,9 @@ pub struct SolverSection {
     /// Cosserat and DER Newton: refine each Marquardt-shifted step towards the unshifted one
     /// by preconditioned conjugate gradients (docs/derivations/der-imc.md §F9); default false.
     pub refine: Option<bool>,
+    /// Cosserat and DER Newton: where the banded Hessian alone is indefinite, take the exact
+    /// step if the whole Hessian is definite (docs/derivations/der-imc.md §F10); default true.
+    pub indefinite: Option<bool>,
 }
 
 /// `[[rods]]`.

@@ -394,6 +394,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             "refines Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
         ));
     }
+    if sf.solver.indefinite.is_some() && (strands || method == Method::Pd) {
+        return Err(ctx.err(
+            &[Key("solver"), Key("indefinite")],
+            "chooses Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
+        ));
+    }
     let iterations = match sf.solver.iterations {
         Some(k) if (1..=100_000).contains(&k) => k as usize,
         Some(k) => {
@@ -413,6 +419,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         },
         max_iterations: iterations,
         refine_steps: sf.solver.refine.unwrap_or(false),
+        indefinite_band: sf.solver.indefinite.unwrap_or(true),
         ..Default::default()
     };
     if let Some(t) = sf.solver.tolerance {

@@ -67,6 +67,9 @@ pub struct TensileParams {
     /// docs/derivations/der-imc.md §F9): a free suture on frictionless posts has rigid modes
     /// only the shift regularises, so without it the loaded steps converge linearly.
     pub refine: bool,
+    /// Take the exact Newton step where the suture's band alone is indefinite
+    /// (`SolverConfig::indefinite_band`, docs/derivations/der-imc.md §F10).
+    pub indefinite: bool,
 }
 
 impl Default for TensileParams {
@@ -88,6 +91,7 @@ impl Default for TensileParams {
             post_radius: 0.001,
             release: 0.2,
             refine: false,
+            indefinite: true,
         }
     }
 }
@@ -286,6 +290,7 @@ pub fn tensile_test_traced(
     // it too, or the held end would carry the loop's load past the knot.
     cr.ends = (EndCondition::Free, EndCondition::Free);
     cr.config.refine_steps = p.refine;
+    cr.config.indefinite_band = p.indefinite;
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);

@@ -67,6 +67,13 @@ pub struct SolverConfig {
     /// iterations, the same physics to the tolerance), and the scripted tie's throws are
     /// tuned to the default's trajectory.
     pub refine_steps: bool,
+    /// Newton: where the banded Hessian alone is indefinite, factor it as it is (`L D Lᵀ`
+    /// with negative pivots) and take the exact step when the whole Hessian with its contact
+    /// terms is definite (by inertia) and the step checks out, instead of a Marquardt-shifted
+    /// step (docs/derivations/der-imc.md §F10). On by default: iterations whose band is
+    /// definite are unchanged, and a knot's stalled steps converge (the scripted square's
+    /// unconverged steps 6227 → 674).
+    pub indefinite_band: bool,
 }
 
 impl Default for SolverConfig {
@@ -77,6 +84,7 @@ impl Default for SolverConfig {
             max_iterations: 20,
             tolerance: 1e-10,
             refine_steps: false,
+            indefinite_band: true,
         }
     }
 }
@@ -203,6 +211,9 @@ pub struct SolverReport {
     /// Conjugate-gradient iterations that refined shifted Newton steps towards the exact ones
     /// (docs/derivations/der-imc.md §F9).
     pub refinements: usize,
+    /// Newton steps taken from an indefinite banded factor, the whole Hessian definite
+    /// ([`SolverConfig::indefinite_band`]).
+    pub indefinite_steps: usize,
     /// Largest `| |x_{e+1} - x_e|/l - 1 |` [-].
     pub max_stretch: f64,
     /// Largest `| 1 - |u_e| |` before renormalisation [-] (Cosserat; 0 for DER).

@@ -10,7 +10,7 @@
 //! [`NewtonRod::MAX_SHIFT`]), not a copied loop.
 
 use super::potential::dot as term_dot;
-use super::potential::{LowRank, NodePotential, PotentialSink, Woodbury, interval};
+use super::potential::{Definite, LowRank, NodePotential, PotentialSink, Woodbury, interval};
 use super::{Drive, DynamicParams, ImplicitRod, SolverConfig, SolverError, SolverReport};
 use crate::math::Vec3;
 use crate::rod::banded::Banded;
@@ -30,6 +30,15 @@ const REFINE_TOLERANCE: f64 = 1e-6;
 /// The most conjugate-gradient iterations one step's refinement runs: each costs a banded
 /// multiply and solve, a tenth of a factorisation or less.
 const REFINE_ITERATIONS: usize = 60;
+
+/// Negative pivots of an indefinite banded factor ([`LinearSystem::factor_indefinite`]) must
+/// exceed this fraction of their diagonal: the factor is made without pivoting, so its growth
+/// is bounded by the smallest pivot; the step it gives is checked all the same.
+const PIVOT_FLOOR: f64 = 1e-8;
+
+/// A step from an indefinite factor is taken when it solves its system to this fraction of
+/// the gradient (largest entries): the factor without pivoting is otherwise unchecked.
+const INDEFINITE_SOLVE_TOLERANCE: f64 = 1e-8;
 
 /// What [`NewtonRod::objective`] computes besides the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +211,74 @@ impl LinearSystem {
         // False (indefinite with the negative terms) leaves them out of the correction.
         self.whole = self.wb.prepare(&self.chol, &self.low_rank, index);
         true
+    }
+
+    /// [`LinearSystem::factor`] where the banded part is indefinite (the exact Hessian of a
+    /// suture pressed and pulled round a knot, docs/derivations/der-imc.md §F10): the band plus
+    /// the shift `mu` factored as it is, with negative pivots, and the far terms' correction
+    /// prepared for it. True when the corrected system is positive definite (its inertia from
+    /// the band's pivots and the capacitance's, [`Woodbury::prepare_indefinite`]), with every
+    /// far term or with the positive ones alone; false otherwise, or when a pivot is below
+    /// `PIVOT_FLOOR` of its diagonal.
+    fn factor_indefinite(&mut self, mu: f64) -> bool {
+        let (stride, offset) = (self.stride, self.offset);
+        let index = |node| offset + stride * node;
+        let n = self.h.size();
+        let (k0, k1) = interval(&self.low_rank, index).unwrap_or((0, n));
+        let Ok(negatives) = self
+            .chol
+            .factor_indefinite_from(&self.h, mu, k0, k1, PIVOT_FLOOR)
+        else {
+            return false;
+        };
+        match self
+            .wb
+            .prepare_indefinite(&self.chol, &self.low_rank, index, negatives)
+        {
+            Definite::Not => false,
+            d => {
+                self.whole = d == Definite::Whole;
+                true
+            }
+        }
+    }
+
+    /// Whether the step `dz` from an indefinite factor is a descent direction that solves its
+    /// system `(B + μ diag|B_ii| + U C Uᵀ) dz = −g` (the negative terms left out unless the
+    /// factor holds them all) to `INDEFINITE_SOLVE_TOLERANCE` of `g`.
+    fn indefinite_step_holds(&mut self, mu: f64) -> bool {
+        let slope = dot(&self.dz, &self.g);
+        if slope.is_nan() || slope >= 0.0 || self.dz.iter().any(|v| !v.is_finite()) {
+            return false;
+        }
+        let mut work = std::mem::take(&mut self.work);
+        let hz = &mut work[1];
+        let (stride, offset) = (self.stride, self.offset);
+        self.h.mul(&self.dz, hz);
+        if mu > 0.0 {
+            for (i, (y, x)) in hz.iter_mut().zip(&self.dz).enumerate() {
+                *y += mu * self.h.get(i, i).abs() * x;
+            }
+        }
+        let index = |node| offset + stride * node;
+        for t in self.low_rank.iter().filter(|t| self.whole || t.c > 0.0) {
+            let d = term_dot(t, &self.dz, 0, &index) * t.c;
+            for a in 0..4 {
+                let i = index(t.nodes[a]);
+                for c in 0..3 {
+                    hz[i + c] += t.u[3 * a + c] * d;
+                }
+            }
+        }
+        let (gmax, off) = self
+            .g
+            .iter()
+            .zip(hz.iter())
+            .fold((0.0f64, 0.0f64), |(gm, o), (g, y)| {
+                (gm.max(g.abs()), o.max((g + y).abs()))
+            });
+        self.work = work;
+        off <= INDEFINITE_SOLVE_TOLERANCE * gmax
     }
 
     /// `y = (H + ν diag|B_ii|) x`: `H` the whole Hessian (the band `B` and every far term,
@@ -416,6 +493,7 @@ pub(crate) fn newton<R: NewtonRod>(
 ) -> Result<(), SolverError> {
     let (params, config, _) = rod.parts();
     let (l, tol, refine) = (params.segment_length, config.tolerance, config.refine_steps);
+    let indefinite_band = config.indefinite_band;
     // The forces in play (docs/derivations/der-imc.md §F8): the rod's weight, end loads and
     // `EI/L²`, or its largest internal force if larger (a suture pulled with newtons by the
     // hands or pressed by contact): converged means balanced to `RESIDUAL_TOLERANCE` of the
@@ -462,9 +540,25 @@ pub(crate) fn newton<R: NewtonRod>(
         };
         let mut mu = start;
         let mut gauss_newton = false;
+        // Where the band at the floor is indefinite, its exact step if the whole Hessian is
+        // definite and the step checks out (der-imc.md §F10); otherwise the shift ladder.
+        let mut try_indefinite = indefinite_band;
+        let mut solved = false;
         loop {
             if rod.system().factor(mu) {
                 break;
+            }
+            if try_indefinite && mu == start {
+                try_indefinite = false;
+                let s = rod.system();
+                if s.factor_indefinite(mu) {
+                    s.solve_step();
+                    if s.indefinite_step_holds(mu) {
+                        report.indefinite_steps += 1;
+                        solved = true;
+                        break;
+                    }
+                }
             }
             mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
             if R::GAUSS_NEWTON && !gauss_newton && mu > 1e-3 {
@@ -478,7 +572,9 @@ pub(crate) fn newton<R: NewtonRod>(
         }
         last_mu = mu;
         let s = rod.system();
-        s.solve_step();
+        if !solved {
+            s.solve_step();
+        }
         if refine {
             report.refinements += s.refine_step(mu, min_shift);
         }
@@ -717,6 +813,75 @@ mod tests {
         let err = (nalgebra::DVector::from_column_slice(&s.dz) - &target).amax() / target.amax();
         println!("floor {nu}, shift {mu}: step error {err:.2e}");
         assert!(err < 2e-7, "{err}");
+    }
+
+    #[test]
+    fn an_indefinite_band_gives_the_exact_step_where_the_whole_is_definite() {
+        // The whole definite (weight 3 along the band's −1, the negative term within it).
+        let mut s = system(3.0);
+        let a = dense(&s);
+        let exact = a
+            .lu()
+            .solve(&-nalgebra::DVector::from_column_slice(&s.g))
+            .unwrap();
+        assert!(!s.factor(0.0), "the band alone must be indefinite");
+        assert!(s.factor_indefinite(0.0));
+        assert_eq!(
+            s.chol.factor_indefinite_from(&s.h, 0.0, 0, 90, PIVOT_FLOOR),
+            Ok(1)
+        );
+        assert!(s.factor_indefinite(0.0));
+        assert!(s.whole, "every term, the negative one too");
+        s.solve_step();
+        let err = (nalgebra::DVector::from_column_slice(&s.dz) - &exact).amax() / exact.amax();
+        println!("indefinite band: step error {err:.2e}");
+        // Measured 2.2e-16: a direct solve's rounding.
+        assert!(err < 1e-14, "{err}");
+        assert!(s.indefinite_step_holds(0.0));
+        // With a floor ν the system is H + ν diag|B_ii|, still indefinite in the band.
+        let nu = 0.2;
+        let mut a = dense(&s);
+        for i in 0..a.nrows() {
+            a[(i, i)] += nu * s.h.get(i, i).abs();
+        }
+        let target = a
+            .lu()
+            .solve(&-nalgebra::DVector::from_column_slice(&s.g))
+            .unwrap();
+        assert!(!s.factor(nu));
+        assert!(s.factor_indefinite(nu));
+        s.solve_step();
+        let err = (nalgebra::DVector::from_column_slice(&s.dz) - &target).amax() / target.amax();
+        assert!(err < 1e-14, "{err}");
+    }
+
+    #[test]
+    fn an_indefinite_band_is_refused_where_the_whole_is_indefinite() {
+        // Weight 0.5 along the band's −1: the whole keeps a negative eigenvalue, with or
+        // without the negative term, and the inertia says so.
+        let mut s = system(0.5);
+        let eig = dense(&s).symmetric_eigen().eigenvalues;
+        assert!(eig.min() < 0.0, "{}", eig.min());
+        assert!(!s.factor(0.0));
+        assert!(!s.factor_indefinite(0.0));
+        // With the positive term alone definite, the negative one making it indefinite: the
+        // positive part is taken, as the definite band's correction does.
+        let mut s = system(3.0);
+        s.low_rank[1].c = -40.0;
+        let eig = dense(&s).symmetric_eigen().eigenvalues;
+        assert!(eig.min() < 0.0, "{}", eig.min());
+        assert!(s.factor_indefinite(0.0));
+        assert!(!s.whole);
+        s.solve_step();
+        let mut p = s.clone();
+        p.low_rank.pop();
+        let exact = dense(&p)
+            .lu()
+            .solve(&-nalgebra::DVector::from_column_slice(&s.g))
+            .unwrap();
+        let err = (nalgebra::DVector::from_column_slice(&s.dz) - &exact).amax() / exact.amax();
+        assert!(err < 1e-14, "{err}");
+        assert!(s.indefinite_step_holds(0.0));
     }
 
     #[test]

@@ -66,6 +66,22 @@ pub(crate) struct Woodbury {
     ln: nalgebra::DMatrix<f64>,
     /// Whether the factors hold (false: no terms, or `S` could not be factored).
     ready: bool,
+    /// Whether `S` (over `order`) is factored as one dense `L D Lᵀ` in `ldl` instead of by
+    /// the blocks above: the banded part indefinite ([`Woodbury::prepare_indefinite`]).
+    dense: bool,
+    /// The dense `L D Lᵀ` of `S`: `L` unit lower triangular below the diagonal, `D` on it.
+    ldl: nalgebra::DMatrix<f64>,
+}
+
+/// How [`Woodbury::prepare_indefinite`] corrected a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Definite {
+    /// `B + U C Uᵀ` with every term is positive definite.
+    Whole,
+    /// Only with the positive terms (the negative ones left out, as IPC projects a pair).
+    Positive,
+    /// Neither.
+    Not,
 }
 
 impl Woodbury {
@@ -86,10 +102,129 @@ impl Woodbury {
         index: impl Fn(usize) -> usize,
     ) -> bool {
         self.ready = false;
-        let m = terms.len();
-        if m == 0 {
+        self.dense = false;
+        if terms.is_empty() {
             return true;
         }
+        let s = self.capacitance(chol, terms, &index);
+        let (m, p) = (self.order.len(), self.positive);
+        if p > 0 {
+            let Some(lp) = s.view((0, 0), (p, p)).into_owned().cholesky() else {
+                return false;
+            };
+            self.lp = lp.unpack();
+        } else {
+            self.lp = nalgebra::DMatrix::zeros(0, 0);
+        }
+        if m == p {
+            self.ready = true;
+            return true;
+        }
+        self.w = s.view((0, p), (p, m - p)).into_owned();
+        // Not definite with the negative terms: correct with the positive ones alone.
+        let positive_only = |wb: &mut Self| {
+            wb.order.truncate(p);
+            wb.ready = p > 0;
+            false
+        };
+        if !self.lp.solve_lower_triangular_mut(&mut self.w) {
+            return positive_only(self);
+        }
+        let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
+        let Some(ln) = (-schur).cholesky() else {
+            return positive_only(self);
+        };
+        self.ln = ln.unpack();
+        self.ready = true;
+        true
+    }
+
+    /// [`Woodbury::prepare`] against a banded factor `chol` of an indefinite `B` with
+    /// `negatives` negative pivots ([`Banded::factor_indefinite_from`]). By Haynsworth's inertia
+    /// additivity on `[[B, U], [Uᵀ, −C⁻¹]]` (Schur complements `−S` and `B + UCUᵀ`), the
+    /// corrected system has `neg(B) + pos(S) − pos(C)` negative eigenvalues: it is positive
+    /// definite exactly when `S` has `pos(C) − neg(B)` positive eigenvalues and no zero one
+    /// (docs/derivations/der-imc.md §F10). `S` is factored as a dense `L D Lᵀ` without
+    /// pivoting (positive terms first), whose pivots count its inertia (Sylvester), the leading
+    /// `p` of them `S_PP`'s; a pivot below `1e-12` of its scale counts as failure. Tries every
+    /// term, then the positive ones alone.
+    pub fn prepare_indefinite(
+        &mut self,
+        chol: &Banded,
+        terms: &[LowRank],
+        index: impl Fn(usize) -> usize,
+        negatives: usize,
+    ) -> Definite {
+        self.ready = false;
+        self.dense = false;
+        if terms.is_empty() {
+            return if negatives == 0 {
+                Definite::Whole
+            } else {
+                Definite::Not
+            };
+        }
+        let mut s = self.capacitance(chol, terms, &index);
+        let (m, p) = (self.order.len(), self.positive);
+        // Positive pivots among the first p (S_PP's) and among all m; None: a pivot too small.
+        let mut pos_p = if p == 0 { Some(0) } else { None };
+        let mut pos_m = None;
+        let mut pos = 0usize;
+        let scale: Vec<f64> = (0..m).map(|j| s[(j, j)].abs()).collect();
+        for j in 0..m {
+            let d = s[(j, j)];
+            let scale = scale[j] + (1.0 / terms[self.order[j]].c).abs();
+            if !(d.abs() > 1e-12 * scale && d.is_finite()) {
+                break;
+            }
+            if d > 0.0 {
+                pos += 1;
+            }
+            // Column j of L, and the trailing update S_ab −= L_aj D_j L_bj (lower part).
+            for a in j + 1..m {
+                s[(a, j)] /= d;
+            }
+            for b in j + 1..m {
+                let lb = s[(b, j)] * d;
+                for a in b..m {
+                    let v = s[(a, j)] * lb;
+                    s[(a, b)] -= v;
+                }
+            }
+            if j + 1 == p {
+                pos_p = Some(pos);
+            }
+            if j + 1 == m {
+                pos_m = Some(pos);
+            }
+        }
+        let definite = if pos_m.is_some_and(|q| q + negatives == p) {
+            Definite::Whole
+        } else if p > 0 && pos_p.is_some_and(|q| q + negatives == p) {
+            // The leading p × p block of the factor is S_PP's own.
+            self.order.truncate(p);
+            Definite::Positive
+        } else {
+            return Definite::Not;
+        };
+        self.ldl = s;
+        self.dense = true;
+        self.ready = true;
+        definite
+    }
+
+    /// The terms' columns `(B⁻¹u_k)_K` into `y` (positive weights first, `order`) and the
+    /// capacitance `S = C⁻¹ + UᵀB⁻¹U` over them.
+    ///
+    /// # Panics
+    /// If a term lies outside the interval `chol` was twisted around.
+    fn capacitance(
+        &mut self,
+        chol: &Banded,
+        terms: &[LowRank],
+        index: &impl Fn(usize) -> usize,
+    ) -> nalgebra::DMatrix<f64> {
+        let m = terms.len();
         let dim = chol.size();
         let (k0, k1) = chol.inner();
         let len = k1 - k0;
@@ -122,42 +257,13 @@ impl Woodbury {
         for a in 0..m {
             let ta = &terms[self.order[a]];
             for b in 0..=a {
-                let v = dot_strided(ta, &self.y[b..], k0, m, &index);
+                let v = dot_strided(ta, &self.y[b..], k0, m, index);
                 s[(a, b)] = v;
                 s[(b, a)] = v;
             }
             s[(a, a)] += 1.0 / ta.c;
         }
-        let p = self.positive;
-        if p > 0 {
-            let Some(lp) = s.view((0, 0), (p, p)).into_owned().cholesky() else {
-                return false;
-            };
-            self.lp = lp.unpack();
-        } else {
-            self.lp = nalgebra::DMatrix::zeros(0, 0);
-        }
-        if m == p {
-            self.ready = true;
-            return true;
-        }
-        self.w = s.view((0, p), (p, m - p)).into_owned();
-        // Not definite with the negative terms: correct with the positive ones alone.
-        let positive_only = |wb: &mut Self| {
-            wb.order.truncate(p);
-            wb.ready = p > 0;
-            false
-        };
-        if !self.lp.solve_lower_triangular_mut(&mut self.w) {
-            return positive_only(self);
-        }
-        let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
-        let Some(ln) = (-schur).cholesky() else {
-            return positive_only(self);
-        };
-        self.ln = ln.unpack();
-        self.ready = true;
-        true
+        s
     }
 
     /// `dz ← dz − B⁻¹U S⁻¹ Uᵀ dz` for the terms [`Woodbury::prepare`] factored (`dz` the
@@ -173,12 +279,34 @@ impl Woodbury {
             return;
         }
         let (p, m) = (self.positive, self.order.len());
-        let (k0, k1) = chol.inner();
-        let len = k1 - k0;
         let r = nalgebra::DVector::<f64>::from_iterator(
             m,
             self.order.iter().map(|&k| dot(&terms[k], dz, 0, &index)),
         );
+        if self.dense {
+            // S z = r by the dense L D Lᵀ.
+            let mut z = r;
+            for j in 0..m {
+                let zj = z[j];
+                for a in j + 1..m {
+                    z[a] -= self.ldl[(a, j)] * zj;
+                }
+            }
+            for j in 0..m {
+                z[j] /= self.ldl[(j, j)];
+            }
+            for j in (0..m).rev() {
+                let mut v = z[j];
+                for a in j + 1..m {
+                    v -= self.ldl[(a, j)] * z[a];
+                }
+                z[j] = v;
+            }
+            let zn = z.rows(p.min(m), m - p.min(m)).into_owned();
+            let zp = z.rows(0, p.min(m)).into_owned();
+            self.spread(chol, terms, &index, dz, &zp, &zn);
+            return;
+        }
         // S z = r by the block LDLᵀ: a = L_P⁻¹ r_P, z_N = (S_NN − WᵀW)⁻¹ (r_N − Wᵀa),
         // L_Pᵀ z_P = a − W z_N.
         let mut a = r.rows(0, p).into_owned();
@@ -194,7 +322,23 @@ impl Woodbury {
         };
         let mut zp = zp;
         self.lp.tr_solve_lower_triangular_mut(&mut zp);
-        // dz −= B⁻¹ (U z): one solve of a right-hand side supported in K.
+        self.spread(chol, terms, &index, dz, &zp, &zn);
+    }
+
+    /// `dz −= B⁻¹ (U z)` with `z = (z_P, z_N)` over `order`: one solve of a right-hand side
+    /// supported in K.
+    fn spread(
+        &mut self,
+        chol: &Banded,
+        terms: &[LowRank],
+        index: &impl Fn(usize) -> usize,
+        dz: &mut [f64],
+        zp: &nalgebra::DVector<f64>,
+        zn: &nalgebra::DVector<f64>,
+    ) {
+        let (p, m) = (self.positive, self.order.len());
+        let (k0, k1) = chol.inner();
+        let len = k1 - k0;
         let v = &mut self.y[m * len..];
         v.iter_mut().for_each(|x| *x = 0.0);
         let mut first = k1;
