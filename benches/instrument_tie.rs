@@ -6,7 +6,10 @@
 //! so the wraps slide off its tip (6.9 s), and the hands crossed pulling the throw down, its
 //! strands pressing on each other (8.0 s). Each phase steps on from the same state every
 //! iteration (cloned outside the timing), with the plan's targets.
-//! Run: `cargo bench --bench instrument_tie` (the plan takes about 10 s to make first).
+//! The second group does the same on scenes/instrument_tie_fresh.toml in three phases of the
+//! square's second throw, as it is pulled tight.
+//! Run: `cargo bench --bench instrument_tie` (the plans take about 10 s and 1 min to make
+//! first, and stepping to the second group's phases another minute).
 
 #[path = "../examples/tie_script.rs"]
 #[allow(dead_code)]
@@ -20,19 +23,45 @@ use tie_script::{Eye, Knot};
 const STEPS: u64 = 10;
 
 fn bench(c: &mut Criterion) {
-    let sc = tie_script::scene_at("scenes/instrument_tie.toml");
-    let (right, left) = tie_script::plans_upto(&sc, Knot::Square, &mut Eye::new(&sc), 1);
+    phases(
+        c,
+        "instrument_tie_10_steps_1ms",
+        "scenes/instrument_tie.toml",
+        1,
+        &[
+            ("wrapped on the jaws", 4.0),
+            ("wraps sliding off the tip", 6.9),
+            ("throw pulled down", 8.0),
+        ],
+    );
+    // The square's second throw on the fresh wound (110 elements), where the knot is pulled
+    // tight: the hands laying it down (20.0 s, the step der-imc.md §F9 traced), pulling
+    // hardest (23.3 s, the run's costliest second) and holding it laid (25.0 s).
+    phases(
+        c,
+        "instrument_tie_fresh_square_10_steps_1ms",
+        "scenes/instrument_tie_fresh.toml",
+        2,
+        &[
+            ("second throw laid down", 20.0),
+            ("square pulled tight", 23.3),
+            ("square held laid", 25.0),
+        ],
+    );
+}
+
+/// Bench ten steps from each of `at`'s times [s] of the scripted square's first `throws`
+/// throws on the scene at `path`.
+fn phases(c: &mut Criterion, group: &str, path: &str, throws: usize, at: &[(&str, f64)]) {
+    let sc = tie_script::scene_at(path);
+    let (right, left) = tie_script::plans_upto(&sc, Knot::Square, &mut Eye::new(&sc), throws);
     let mut world = sc.world.clone();
     let mut tools = tie_script::start_tools(&sc, &world);
     let h = world.dt().expect("a dynamic scene");
-    let mut g = c.benchmark_group("instrument_tie_10_steps_1ms");
+    let mut g = c.benchmark_group(group);
     g.sample_size(30);
     g.throughput(Throughput::Elements(STEPS));
-    for (name, at) in [
-        ("wrapped on the jaws", 4.0),
-        ("wraps sliding off the tip", 6.9),
-        ("throw pulled down", 8.0),
-    ] {
+    for &(name, at) in at {
         while world.time + 0.5 * h < at {
             let t = world.time + h;
             let out = world.step(

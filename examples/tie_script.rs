@@ -133,6 +133,15 @@
 //! run's state digest with the eye's at every step: the plans are made from the run's own
 //! world (checked on the square: no step differs).
 //!
+//! The exact Newton step where only the band is indefinite (2026-11-28, third session;
+//! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
+//! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
+//! unconverged (15.2 and 6306 before), the granny 6.37 and 223, the surgeon's 7.12 and 274;
+//! the first throw 5.16 and 18. Laid converged, the square slips in the tensile test at
+//! 0.29 N, 2.7 times its wound's pull (docs/knots.md §6). Two other solver changes (the
+//! Marquardt ladder started from the last shift; a refused exact step not retried in the same
+//! Newton solve) undid the square: the plans are still narrow paths.
+//!
 //! Keeping the tail (`TIE_KEEP=1`, the fresh scene, 0.5 N kept): the right driver does not
 //! let go after the first throw but turns, the tail in its jaws, to lie along the wound tilted
 //! 45° down (`TIE_TILT`), its wraps' point 6 mm to the tail's side of the knot and 12 mm up

@@ -164,15 +164,25 @@ impl Woodbury {
                 Definite::Not
             };
         }
+        // The corrected system needs p − neg(B) positive pivots in all (and among S_PP's, for
+        // the positive terms alone): with more negative pivots than positive terms it cannot
+        // be definite, and a count that can no longer be met ends the factorisation.
+        let p = terms.iter().filter(|t| t.c > 0.0).count();
+        let Some(target) = p.checked_sub(negatives) else {
+            return Definite::Not;
+        };
         let mut s = self.capacitance(chol, terms, &index);
-        let (m, p) = (self.order.len(), self.positive);
+        let m = self.order.len();
+        debug_assert_eq!(p, self.positive);
         // Positive pivots among the first p (S_PP's) and among all m; None: a pivot too small.
         let mut pos_p = if p == 0 { Some(0) } else { None };
         let mut pos_m = None;
         let mut pos = 0usize;
         let scale: Vec<f64> = (0..m).map(|j| s[(j, j)].abs()).collect();
+        // Column-major storage: entry (a, b) at a + b m.
+        let data = s.as_mut_slice();
         for j in 0..m {
-            let d = s[(j, j)];
+            let d = data[j + j * m];
             let scale = scale[j] + (1.0 / terms[self.order[j]].c).abs();
             if !(d.abs() > 1e-12 * scale && d.is_finite()) {
                 break;
@@ -180,15 +190,20 @@ impl Woodbury {
             if d > 0.0 {
                 pos += 1;
             }
-            // Column j of L, and the trailing update S_ab −= L_aj D_j L_bj (lower part).
-            for a in j + 1..m {
-                s[(a, j)] /= d;
+            if pos > target {
+                break;
             }
-            for b in j + 1..m {
-                let lb = s[(b, j)] * d;
-                for a in b..m {
-                    let v = s[(a, j)] * lb;
-                    s[(a, b)] -= v;
+            // Column j of L, and the trailing update S_ab −= L_aj D_j L_bj (lower part).
+            let (left, right) = data.split_at_mut((j + 1) * m);
+            let col_j = &mut left[j * m..];
+            for v in &mut col_j[j + 1..] {
+                *v /= d;
+            }
+            for (k, col_b) in right.chunks_exact_mut(m).enumerate() {
+                let b = j + 1 + k;
+                let lb = col_j[b] * d;
+                for (x, l) in col_b[b..].iter_mut().zip(&col_j[b..]) {
+                    *x -= l * lb;
                 }
             }
             if j + 1 == p {
@@ -198,9 +213,9 @@ impl Woodbury {
                 pos_m = Some(pos);
             }
         }
-        let definite = if pos_m.is_some_and(|q| q + negatives == p) {
+        let definite = if pos_m == Some(target) {
             Definite::Whole
-        } else if p > 0 && pos_p.is_some_and(|q| q + negatives == p) {
+        } else if p > 0 && pos_p == Some(target) {
             // The leading p × p block of the factor is S_PP's own.
             self.order.truncate(p);
             Definite::Positive
