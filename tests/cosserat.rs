@@ -475,6 +475,23 @@ fn d13_recovers_from_a_large_random_perturbation() {
     assert!(norms < 1e-12 && qerr < 1e-12);
 }
 
+/// A node potential of value zero that counts [`NodePotential::accept`]'s calls.
+struct Watch(usize);
+
+impl suture::rod::NodePotential for Watch {
+    fn begin(&mut self, _x_start: &[Vec3], _h: Option<f64>) {}
+    fn evaluate(&self, _x: &[Vec3], _sink: Option<&mut suture::rod::PotentialSink>) -> f64 {
+        0.0
+    }
+    fn accept(&mut self, _x: &[Vec3]) -> bool {
+        self.0 += 1;
+        true
+    }
+    fn relag(&mut self, _x: &[Vec3]) -> f64 {
+        0.0
+    }
+}
+
 /// A step whose Newton solve did not converge and whose last iterate moves a node faster than
 /// `RUNAWAY_SPEED` (100 m/s) is refused and rolled back, as a non-finite one is; an unconverged
 /// step at a speed a hand could give is kept (the solver's iteration cap is a budget, not an
@@ -499,11 +516,16 @@ fn an_unconverged_step_that_runs_away_is_refused_and_rolled_back() {
         r.v[n] = Vec3::new(0.0, kick, 0.0);
         let (x0, v0) = (r.x.clone(), r.v.clone());
         let d = drive_for(&r);
-        match r.step(h, &d) {
+        // A potential that only counts the checks of the solved state it is asked for.
+        let mut watch = Watch(0);
+        match r.step_with(h, &d, &mut [&mut watch]) {
             Err(SolverError::Runaway { speed }) => {
                 assert!(runaway, "a {kick} m/s kick refused at {speed} m/s");
                 assert!(speed > RUNAWAY_SPEED);
                 assert_eq!((r.x.clone(), r.v.clone()), (x0, v0), "not rolled back");
+                // Refused before any potential checks it (self-contact's swept test would
+                // follow every pair along the runaway's path: docs/reliability.md).
+                assert_eq!(watch.0, 0, "a runaway state was checked");
             }
             Ok(rep) => {
                 assert!(!runaway, "a {kick} m/s kick accepted: {rep:?}");

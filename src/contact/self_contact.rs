@@ -368,6 +368,13 @@ fn pair_eigen(
     (eig.eigenvalues, q * eig.eigenvectors)
 }
 
+/// The most samples [`SelfContact`]'s swept test takes along one pair's path in a step (4 per
+/// radius moved): 4096 is a node moving 1024 radii, 10 cm for a 3-0 suture, in one step,
+/// which only a solve that has run away does; past it the pairs within reach count as met
+/// without sampling, so the test's cost is bounded (a node thrown a kilometre once made it
+/// run for hours, docs/reliability.md).
+const MAX_SWEEP_SAMPLES: usize = 4096;
+
 impl NodePotential for SelfContact {
     fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
         let cutoff = self.contact_distance() + self.margin;
@@ -531,14 +538,22 @@ impl NodePotential for SelfContact {
             if self.max_motion > 0.5 * self.margin {
                 let reach = self.contact_distance() + 2.0 * self.max_motion;
                 let h = self.params.radius;
-                let samples = (4.0 * self.max_motion / h).ceil() as usize;
+                let samples = (4.0 * self.max_motion / h).ceil();
+                // Past `MAX_SWEEP_SAMPLES` (a node moving over a thousand radii in the step,
+                // 10 cm for a 3-0 suture) every pair within reach counts as met, unsampled:
+                // the re-solve's candidates are a superset, and the test's cost stays bounded
+                // whatever the motion.
+                let capped = samples > MAX_SWEEP_SAMPLES as f64;
+                let samples = samples as usize;
                 let (start, contact) = (&self.x_start, self.contact_distance());
                 let met = |(i, j): (usize, usize)| {
-                    (0..=samples).any(|k| {
-                        let t = k as f64 / samples as f64;
-                        let at = |n: usize| start[n] + (x[n] - start[n]) * t;
-                        segment::distance(&at(i), &at(i + 1), &at(j), &at(j + 1)).distance < contact
-                    })
+                    capped
+                        || (0..=samples).any(|k| {
+                            let t = k as f64 / samples as f64;
+                            let at = |n: usize| start[n] + (x[n] - start[n]) * t;
+                            segment::distance(&at(i), &at(i + 1), &at(j), &at(j + 1)).distance
+                                < contact
+                        })
                 };
                 // (The broad phase's memory and the found pairs' buffer are reused: the
                 // physics loop does not allocate.)
@@ -868,6 +883,21 @@ mod tests {
         }
         assert!(c.accept(&along));
         assert!(c.max_motion > 0.5 * c.margin);
+        // Slid 10 m (a node moving 10⁴ radii in one step, past `MAX_SWEEP_SAMPLES`: only a
+        // solve that has run away does that), the paths are not sampled: every pair within
+        // reach at the start counts as met, and the re-solve takes them in. Sampled, the
+        // 10⁴ radii would have cost 4·10⁴ distances a pair.
+        c.begin(&start, Some(1e-3));
+        let mut far = start.clone();
+        for p in &mut far[6..] {
+            p.x += 10.0;
+        }
+        assert!(4.0 * 10.0 / r > MAX_SWEEP_SAMPLES as f64);
+        assert!(!c.accept(&far), "a 10 m motion's pairs were sampled");
+        c.begin(&start, Some(1e-3));
+        for p in &crossing {
+            assert!(c.pairs.contains(p), "{p:?} not in {:?}", c.pairs);
+        }
     }
 
     #[test]

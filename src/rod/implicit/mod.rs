@@ -364,13 +364,17 @@ impl<R: ImplicitRod> DynamicRod for R {
                 }
                 Ok(rep) => rep,
             };
+            // A solve that has run away is refused before the potentials check its state:
+            // their checks assume motion a hand could give (self-contact's swept test samples
+            // each pair's path at a tenth of a millimetre: a node thrown a kilometre made it
+            // run for hours in the live first throw of 2026-11-28, docs/reliability.md).
+            let speed = self.max_node_speed();
+            if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
+                self.rewind();
+                self.release();
+                return Err(SolverError::Runaway { speed });
+            }
             if pot.accept(self.node_positions()) || retries == MAX_POTENTIAL_RETRIES {
-                let speed = self.max_node_speed();
-                if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
-                    self.rewind();
-                    self.release();
-                    return Err(SolverError::Runaway { speed });
-                }
                 rep.retries = retries;
                 rep.external_energy = pot.evaluate(self.node_positions(), None);
                 return Ok(rep);
