@@ -371,8 +371,8 @@ fn pair_eigen(
 /// The most samples [`SelfContact`]'s swept test takes along one pair's path in a step (4 per
 /// radius moved): 4096 is a node moving 1024 radii, 10 cm for a 3-0 suture, in one step,
 /// which only a solve that has run away does; past it the pairs within reach count as met
-/// without sampling, so the test's cost is bounded (a node thrown a kilometre once made it
-/// run for hours, docs/reliability.md).
+/// without sampling, so the test's cost is bounded (a runaway step once kept it running for
+/// over ten minutes, docs/reliability.md).
 const MAX_SWEEP_SAMPLES: usize = 4096;
 
 impl NodePotential for SelfContact {

@@ -366,8 +366,8 @@ impl<R: ImplicitRod> DynamicRod for R {
             };
             // A solve that has run away is refused before the potentials check its state:
             // their checks assume motion a hand could give (self-contact's swept test samples
-            // each pair's path at a tenth of a millimetre: a node thrown a kilometre made it
-            // run for hours in the live first throw of 2026-11-28, docs/reliability.md).
+            // each pair's path at a tenth of a millimetre: a runaway step kept it running for
+            // over ten minutes in the live first throw of 2026-11-28, docs/reliability.md).
             let speed = self.max_node_speed();
             if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
                 self.rewind();

@@ -253,23 +253,7 @@ impl LinearSystem {
         }
         let mut work = std::mem::take(&mut self.work);
         let hz = &mut work[1];
-        let (stride, offset) = (self.stride, self.offset);
-        self.h.mul(&self.dz, hz);
-        if mu > 0.0 {
-            for (i, (y, x)) in hz.iter_mut().zip(&self.dz).enumerate() {
-                *y += mu * self.h.get(i, i).abs() * x;
-            }
-        }
-        let index = |node| offset + stride * node;
-        for t in self.low_rank.iter().filter(|t| self.whole || t.c > 0.0) {
-            let d = term_dot(t, &self.dz, 0, &index) * t.c;
-            for a in 0..4 {
-                let i = index(t.nodes[a]);
-                for c in 0..3 {
-                    hz[i + c] += t.u[3 * a + c] * d;
-                }
-            }
-        }
+        self.mul_whole(mu, self.whole, &self.dz, hz);
         let (gmax, off) = self
             .g
             .iter()
@@ -282,8 +266,9 @@ impl LinearSystem {
     }
 
     /// `y = (H + ν diag|B_ii|) x`: `H` the whole Hessian (the band `B` and every far term,
-    /// negative ones too) with the Levenberg–Marquardt floor `ν` as the factor has it.
-    fn mul_whole(&self, floor: f64, x: &[f64], y: &mut [f64]) {
+    /// the negative ones only with `negative`) with the Levenberg–Marquardt floor `ν` as the
+    /// factor has it.
+    fn mul_whole(&self, floor: f64, negative: bool, x: &[f64], y: &mut [f64]) {
         let (stride, offset) = (self.stride, self.offset);
         self.h.mul(x, y);
         if floor > 0.0 {
@@ -292,7 +277,7 @@ impl LinearSystem {
             }
         }
         let index = |node| offset + stride * node;
-        for t in &self.low_rank {
+        for t in self.low_rank.iter().filter(|t| negative || t.c > 0.0) {
             let d = term_dot(t, x, 0, &index) * t.c;
             for a in 0..4 {
                 let i = index(t.nodes[a]);
@@ -335,7 +320,7 @@ impl LinearSystem {
         let rz0: f64 = -dot(&self.dz, &self.g);
         let mut its = 0;
         if rz0 > 0.0 {
-            self.mul_whole(floor, &self.dz, hp);
+            self.mul_whole(floor, true, &self.dz, hp);
             for ((r, g), hp) in r.iter_mut().zip(&self.g).zip(hp.iter()) {
                 *r = -g - hp;
             }
@@ -346,7 +331,7 @@ impl LinearSystem {
             let goal = REFINE_TOLERANCE * REFINE_TOLERANCE * rz0;
             while its < REFINE_ITERATIONS && rz > goal {
                 its += 1;
-                self.mul_whole(floor, p, hp);
+                self.mul_whole(floor, true, p, hp);
                 let php = dot(p, hp);
                 // Not positive along p: the whole system is indefinite (Steihaug).
                 if php.is_nan() || php <= 0.0 {
