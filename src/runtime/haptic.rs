@@ -77,6 +77,26 @@ impl<T: Copy> Latest<T> {
     }
 }
 
+impl Latest<ToolTarget> {
+    /// The newest target read by `until` [s since start] (draining those; later ones stay
+    /// queued), or the last one taken if none is pending by then. The physics loop's tick
+    /// takes its hands' targets by the end of its own period: on schedule that is every
+    /// target so far, as [`Latest::get`]; a tick made up back to back after a slow step takes
+    /// the hands as they were in its period instead of jumping to where they are now, so the
+    /// tools move through the motion the device recorded at its pace (the offline stepping of
+    /// the same tracks takes the target at each step's end, examples/tie_script.rs).
+    pub fn until(&mut self, until: f64) -> Option<ToolTarget> {
+        while let Some(v) = self.rx.try_peek().copied() {
+            if v.t > until {
+                break;
+            }
+            self.rx.skip(1);
+            self.last = Some(v);
+        }
+        self.last
+    }
+}
+
 /// Settings of the haptic loop.
 pub struct HapticConfig {
     /// Loop period (1 ms).
@@ -455,4 +475,42 @@ fn spawn_servo(
         }
         body.finish(&stats, Priority::VendorServo)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t: f64) -> ToolTarget {
+        ToolTarget {
+            t,
+            position: Vec3::new(t, 0.0, 0.0),
+            rotation: Quat::identity(),
+            velocity: Vec3::zeros(),
+            angular_velocity: Vec3::zeros(),
+            buttons: 0,
+            hand_force: Vec3::zeros(),
+        }
+    }
+
+    #[test]
+    fn a_late_tick_takes_the_targets_of_its_own_period() {
+        let (mut tx, rx) = HeapRb::<ToolTarget>::new(16).split();
+        let mut rx = Latest::from_consumer(rx);
+        assert_eq!(rx.until(1.0), None, "nothing received yet");
+        for k in 1..=10 {
+            tx.try_push(at(k as f64 * 1e-3)).unwrap();
+        }
+        // Three ticks made up back to back, due to end at 4, 5 and 5 ms: each takes the
+        // newest target by then, the later ones stay queued.
+        assert_eq!(rx.until(4e-3).map(|v| v.t), Some(4e-3));
+        assert_eq!(rx.until(5.5e-3).map(|v| v.t), Some(5e-3));
+        assert_eq!(rx.until(5.5e-3).map(|v| v.t), Some(5e-3), "kept");
+        // Earlier than what was taken: the last one still (never back in time).
+        assert_eq!(rx.until(1e-3).map(|v| v.t), Some(5e-3));
+        // On schedule, by the end of the period: all of them, as `get`.
+        assert_eq!(rx.until(11e-3).map(|v| v.t), Some(10e-3));
+        tx.try_push(at(12e-3)).unwrap();
+        assert_eq!(rx.get().map(|v| v.t), Some(12e-3));
+    }
 }

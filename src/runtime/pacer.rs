@@ -25,6 +25,8 @@ pub struct Pacer {
     /// Some(max lag): catch up missed ticks up to this lag; None: delay them.
     catch_up: Option<Duration>,
     last: Option<Instant>,
+    /// The time the last tick was scheduled for (see [`Pacer::due`]).
+    due: Option<Instant>,
     /// Ticks given up because the loop fell more than `max_lag` behind (catching-up pacers).
     pub dropped: u64,
     /// Statistics of the periods so far.
@@ -40,6 +42,7 @@ impl Pacer {
             next: None,
             catch_up: None,
             last: None,
+            due: None,
             dropped: 0,
             stats: LoopStats::new(period),
         }
@@ -65,24 +68,34 @@ impl Pacer {
         self.fired(Instant::now(), due, compute)
     }
 
+    /// The time the last tick was scheduled for (None before the first): its fire time minus
+    /// the lag a catching-up pacer is making up (a tick run back to back after a slow one was
+    /// due earlier than it fired); after a lag beyond `max_lag` was given up, the time it fired.
+    pub fn due(&self) -> Option<Instant> {
+        self.due
+    }
+
     /// Book a tick that was due at `due` and fired at `now` (after `compute` of work since the
     /// previous one): schedule the next tick by the pacer's policy and record the period.
     /// Returns `now`. Separate from the sleeping so the policy is tested on a virtual clock.
     fn fired(&mut self, now: Instant, due: Instant, compute: Duration) -> Instant {
-        self.next = Some(match self.catch_up {
+        let (due, next) = match self.catch_up {
             // Delay: the next tick is a period after this one, however late this one was.
-            None => now.max(due) + self.period,
+            None => (due, now.max(due) + self.period),
             Some(max_lag) => {
                 let lag = now.saturating_duration_since(due);
                 if lag > max_lag {
-                    // Give up the ticks missed beyond a period and restart the schedule.
+                    // Give up the ticks missed beyond a period and restart the schedule: this
+                    // tick is the new schedule's first, due now.
                     self.dropped += (lag.as_nanos() / self.period.as_nanos()) as u64;
-                    now + self.period
+                    (now, now + self.period)
                 } else {
-                    due + self.period
+                    (due, due + self.period)
                 }
             }
-        });
+        };
+        self.due = Some(due);
+        self.next = Some(next);
         if let Some(prev) = self.last {
             self.stats.record(now - prev, compute);
         }
@@ -375,25 +388,27 @@ mod tests {
 
     /// A loop on a virtual clock: ticks fire as `tick` fires them with an ideal sleeper (at
     /// their due time, or at once when late), and each tick's work takes `work(i)`. Returns the
-    /// pacer and the times the ticks fired, from the first.
+    /// pacer, the times the ticks fired and the times they were due ([`Pacer::due`]), from the
+    /// first.
     fn virtual_loop(
         mut p: Pacer,
         ticks: usize,
         work: impl Fn(usize) -> Duration,
-    ) -> (Pacer, Vec<Duration>) {
+    ) -> (Pacer, Vec<Duration>, Vec<Duration>) {
         let t0 = Instant::now();
         let mut now = t0;
-        let mut fired = Vec::with_capacity(ticks);
+        let (mut fired, mut dues) = (Vec::with_capacity(ticks), Vec::with_capacity(ticks));
         let mut compute = Duration::ZERO;
         for i in 0..ticks {
             let due = *p.next.get_or_insert(now);
             now = now.max(due);
             p.fired(now, due, compute);
             fired.push(now - t0);
+            dues.push(p.due().expect("a tick fired") - t0);
             compute = work(i);
             now += compute;
         }
-        (p, fired)
+        (p, fired, dues)
     }
 
     const MS: Duration = Duration::from_millis(1);
@@ -403,11 +418,16 @@ mod tests {
         // One 5 ms step in 100 ticks of 1 ms: the catching-up pacer makes up the 4 missed
         // ticks back to back, so tick 100 fires at 100 periods (not 104).
         let slow = |i| Duration::from_micros(if i == 10 { 5000 } else { 100 });
-        let (p, fired) = virtual_loop(Pacer::catching_up(MS, 50 * MS), 101, slow);
+        let (p, fired, due) = virtual_loop(Pacer::catching_up(MS, 50 * MS), 101, slow);
         assert_eq!(fired[100], 100 * MS);
-        // Ticks 11 to 14 ran late, back to back (a tick's work, 0.1 ms, apart) from 15 ms.
+        // Ticks 11 to 14 ran late, back to back (a tick's work, 0.1 ms, apart) from 15 ms,
+        // each still due at its own place on the schedule (what it takes its targets by).
         assert_eq!(fired[11], 15 * MS);
         assert_eq!(fired[12] - fired[11], Duration::from_micros(100));
+        for i in 0..=100 {
+            assert_eq!(due[i], i as u32 * MS, "tick {i}");
+        }
+        assert!(fired[11] - due[11] == 4 * MS && fired[16] == due[16]);
         assert_eq!(p.dropped, 0);
         assert_eq!(p.stats.summary().overruns, 1);
     }
@@ -415,7 +435,7 @@ mod tests {
     #[test]
     fn delaying_pacer_loses_the_missed_ticks_and_a_long_stall_is_dropped() {
         let slow = |i| Duration::from_micros(if i == 10 { 5000 } else { 100 });
-        let (p, fired) = virtual_loop(Pacer::new(MS), 101, slow);
+        let (p, fired, _) = virtual_loop(Pacer::new(MS), 101, slow);
         // 99 periods + one 5 ms period: tick 100 fires at 104 ms, the 4 missed ticks lost.
         assert_eq!(fired[100], 104 * MS);
         assert_eq!(p.dropped, 0);
@@ -423,8 +443,10 @@ mod tests {
         // at 1 ms, fires at 30 ms, its 29 missed periods are dropped and the next tick is a
         // period later.
         let stall = |i| if i == 0 { 30 * MS } else { Duration::ZERO };
-        let (p, fired) = virtual_loop(Pacer::catching_up(MS, 10 * MS), 3, stall);
+        let (p, fired, due) = virtual_loop(Pacer::catching_up(MS, 10 * MS), 3, stall);
         assert_eq!(fired, vec![Duration::ZERO, 30 * MS, 31 * MS]);
+        // The given-up tick starts the new schedule: due when it fired.
+        assert_eq!(due, fired);
         assert_eq!(p.dropped, 29);
     }
 

@@ -1,7 +1,7 @@
 //! The physics loop: a thread stepping the scene's World at a fixed `dt` with its device-driven
 //! tools (one per device, at most `sim::MAX_TOOLS`), each tool's held node pulled by its virtual
-//! coupling (sim::tool::ToolSpring, inside the implicit solve) toward the latest ToolTarget from
-//! its device's haptic loop, publishing each tool's state (ProxyState) back to that haptic loop
+//! coupling (sim::tool::ToolSpring, inside the implicit solve) toward its device's ToolTarget
+//! from the haptic loop (the newest stamped by the end of the tick's period on the schedule), publishing each tool's state (ProxyState) back to that haptic loop
 //! and Snapshots to the viewer. Allocation-free per step: the solvers' buffers are allocated
 //! with the rods, the targets are a fixed array, and snapshots come from a preallocated pool.
 
@@ -114,8 +114,13 @@ pub fn spawn(
         let (mut index, mut events_seen) = (0u64, 0usize);
         while !stop.load(Ordering::Relaxed) {
             let tick = pacer.tick(compute);
+            // The hands as they were by the end of this tick's period on the schedule: on
+            // schedule every target so far; a tick made up after a slow step takes those of
+            // its own period, not the newest (which would move a tool a whole lag at once).
+            let due = pacer.due().unwrap_or(tick);
+            let until = due.saturating_duration_since(start).as_secs_f64() + h;
             for (t, rx) in targets.iter_mut().zip(links.targets.iter_mut()) {
-                *t = rx.get();
+                *t = rx.until(until);
             }
             let out = world.step(&mut tools, &targets[..n], h);
             index += 1;
