@@ -302,7 +302,8 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_CONE`, `TIE_WRAPAT2`, `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above).
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX` (the later throws'
+//! crossing).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -1651,9 +1652,14 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             // then every 0.1 s each hand feels its end (the driver's coupling force, the
             // needle's pull) and moves out where the pull is under [`LAY_PULL`] and in where
             // it is over, 2 mm per newton, at most 0.5 mm at a time.
-            t += 1.5;
+            // `TIE_CROSST=S`, `TIE_CROSSX=MM` (development aids): how long the hands take to
+            // cross (1.5 s) and how far out the long end is carried (30 mm).
+            t += env_f("TIE_CROSST", 1.5);
             let mut tip = Vec3::new(side * 0.018, 0.004, 0.0);
-            let mut sw = Vec3::new(-side * 0.030, 0.004, 0.0);
+            let cross_x = std::env::var("TIE_CROSSX")
+                .ok()
+                .map_or(0.030, |v| v.parse::<f64>().expect("TIE_CROSSX: mm") * 1e-3);
+            let mut sw = Vec3::new(-side * cross_x, 0.004, 0.0);
             right.at(t, tip - d * jaw, q);
             left.at_swage(t, sw, ql, swage_off);
             let pull = env_f("TIE_LAY", LAY_PULL);

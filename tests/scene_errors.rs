@@ -42,6 +42,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/indefinite_pd.toml:5:14: solver.indefinite chooses Newton steps: it applies to models "cosserat" and "der" with solver = "newton" only"#,
     ),
     (
+        "tests/fixtures/bad/contact_hessian_no_contact.toml",
+        r#"tests/fixtures/bad/contact_hessian_no_contact.toml:3:24: self_contact_hessian needs self_contact = true"#,
+    ),
+    (
         "tests/fixtures/bad/free_start.toml",
         r#"tests/fixtures/bad/free_start.toml:6:9: rods[0].start = "free": model "strands" needs a clamped start (the Standard BVP of Pai 2002); reverse the centerline to clamp the other end"#,
     ),

@@ -16,4 +16,4 @@ pub mod self_contact;
 
 pub use lagged::{LaggedContact, LaggedReport};
 pub use obstacle::{Obstacle, ObstacleContact, Shape};
-pub use self_contact::{FrictionModel, SelfContact};
+pub use self_contact::{ContactHessian, FrictionModel, SelfContact};

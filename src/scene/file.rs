@@ -58,6 +58,16 @@ pub enum FrictionLaw {
     Kinetic,
 }
 
+/// Which self-contact pairs carry a Newton Hessian term (`contact::ContactHessian`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ContactHessianName {
+    /// Pairs near contact (E'' ≥ 1e-3 of its peak), exact.
+    Near,
+    /// Also the pairs pressed deeper and the cushion out to about 2.44 radii.
+    Full,
+}
+
 /// End condition of a rod.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -104,6 +114,9 @@ pub struct SceneFile {
     pub self_friction: Option<f64>,
     /// Friction law of self-contact: "stick" (default) or "kinetic".
     pub self_friction_model: Option<FrictionLaw>,
+    /// Which self-contact pairs carry a Newton Hessian term: "near" (default) or "full"
+    /// (docs/derivations/der-imc.md §F11).
+    pub self_contact_hessian: Option<ContactHessianName>,
     /// Quasi-static (equilibrium per frame) or dynamic; default: the model's nature.
     pub quasi_static: Option<bool>,
     /// Solver settings.

@@ -11,7 +11,9 @@ mod instruments;
 pub type SceneError = crate::located::FileError;
 pub use file::{ModelName, SceneFile};
 
-use crate::contact::{FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape};
+use crate::contact::{
+    ContactHessian, FrictionModel, LaggedContact, Obstacle, ObstacleContact, SelfContact, Shape,
+};
 use crate::located::{self, Doc, Seg};
 use crate::math::{Mat3, Vec3, any_perpendicular, rotation_between, rotation_from_matrix};
 use crate::rod::der::{SagFreeOptions, SagFreeReport, rest_shape};
@@ -293,6 +295,16 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         Some(file::FrictionLaw::Kinetic) => FrictionModel::Kinetic,
         _ => FrictionModel::Stick,
     };
+    let self_contact_hessian = match sf.self_contact_hessian {
+        Some(_) if !sf.self_contact => {
+            return Err(ctx.err(
+                &[Key("self_contact_hessian")],
+                "needs self_contact = true".to_string(),
+            ));
+        }
+        Some(file::ContactHessianName::Full) => ContactHessian::Full,
+        _ => ContactHessian::Near,
+    };
     let pd = sf.solver.solver == Some(SolverName::Pd);
     // Contact without friction: PD (projections) and STRANDS (lagged normal loads).
     let frictionless = if strands {
@@ -308,6 +320,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         && self_friction > 0.0
     {
         return Err(ctx.err(&[Key("self_friction")], format!("needs {why}")));
+    }
+    if let Some(why) = frictionless
+        && sf.self_contact_hessian.is_some()
+    {
+        // The same models and solvers have no Newton Hessian for it to shape.
+        return Err(ctx.err(&[Key("self_contact_hessian")], format!("needs {why}")));
     }
     let (mut obstacles, mut obstacle_motions) = obstacles(ctx, &sf.obstacles)?;
     if let Some(why) = frictionless
@@ -434,6 +452,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         self_contact: sf.self_contact,
         self_friction,
         self_friction_model,
+        self_contact_hessian,
     };
     if sf.rods.is_empty() {
         return Err(ctx.err(&[Key("rods")], "must list at least one rod".to_string()));
@@ -802,6 +821,7 @@ struct Dynamics {
     self_contact: bool,
     self_friction: f64,
     self_friction_model: FrictionModel,
+    self_contact_hessian: ContactHessian,
 }
 
 /// Validate `[[obstacles]]`: finite points, non-zero normals and axes, positive sizes, friction
@@ -1628,6 +1648,7 @@ fn build_rod(
         c.skip = SelfContact::skip_for(seg, params.radius);
         c.friction = dynamics.self_friction;
         c.friction_model = dynamics.self_friction_model;
+        c.hessian = dynamics.self_contact_hessian;
         if dynamics.config.method == Method::Pd && !strands {
             // PD: a fixed projection weight, 100× the adaptive start (see
             // ObstacleContact::adaptive).
