@@ -119,7 +119,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "tests/fixtures/bad/unknown_field.toml",
-        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `task`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `instruments`, `needle`, `tissue`, `targets`, `view`"#,
+        r#"tests/fixtures/bad/unknown_field.toml:2:1: duratoin unknown field `duratoin`, expected one of `version`, `task`, `duration`, `gravity`, `self_contact`, `self_friction`, `self_friction_model`, `self_contact_hessian`, `quasi_static`, `solver`, `rods`, `obstacles`, `tool`, `instruments`, `needle`, `tissue`, `targets`, `view`"#,
     ),
     (
         "tests/fixtures/bad/unknown_material.toml",
