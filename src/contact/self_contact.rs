@@ -76,7 +76,7 @@ pub enum ContactHessian {
     /// Those, every pressing pair (its exact Hessian: `E'∇²Δ` is then all its curvature) and
     /// the cushion's far part down to `CUSHION_FLOOR` of the peak (Δ ≈ 2.44h; the
     /// Gauss–Newton term alone, one term each): the model is the gradient's derivative to
-    /// 0.03 % along the square tie's Newton steps (75th percentile) against 48 % for `Near`.
+    /// 0.02 % along the square tie's Newton steps (75th percentile) against 48 % for `Near`.
     Full,
 }
 
@@ -148,7 +148,7 @@ const CUSHION_EXACT: f64 = 1e-3;
 /// With [`ContactHessian::Full`], a pair in the cushion whose `E''` is below this fraction of
 /// its peak carries no Hessian term (Δ ≳ 2.44h at `k_e` = 50): measured on the square tie,
 /// the contact's Hessian then matches its gradient's finite differences along the Newton
-/// step to 0.03 % (75th percentile of the iterations; 48 % with `Near`).
+/// step to 0.02 % (75th percentile of the iterations; 48 % with `Near`).
 const CUSHION_FLOOR: f64 = 1e-9;
 
 impl SelfContact {
@@ -461,6 +461,10 @@ impl NodePotential for SelfContact {
 
     fn evaluate(&self, x: &[Vec3], mut sink: Option<&mut PotentialSink>) -> f64 {
         let mut value = 0.0;
+        // E'''s peak k_c k_e / 4h² (at Δ = 2h), and which pairs carry curvature (below).
+        let peak = self.params.stiffness * self.params.sharpness
+            / (4.0 * self.params.radius * self.params.radius);
+        let full = self.hessian == ContactHessian::Full;
         for &(i, j) in &self.pairs {
             let c = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]);
             let (e, de, dde) = energy_of_distance(c.distance, &self.params);
@@ -494,10 +498,7 @@ impl NodePotential for SelfContact {
             // `CUSHION_FLOOR` of the peak (Δ ≈ 2.44h at k_e = 50): left out, they had the
             // Newton model off by half the step's gradient in a quarter of the square tie's
             // iterations, along the suture's soft modes.
-            let peak = self.params.stiffness * self.params.sharpness
-                / (4.0 * self.params.radius * self.params.radius);
             let near = dde > CUSHION_EXACT * peak;
-            let full = self.hessian == ContactHessian::Full;
             let pressed = full && c.distance <= self.contact_distance();
             if !sink.wants_hessian() || !(near || pressed || (full && dde > CUSHION_FLOOR * peak)) {
                 continue;

@@ -501,8 +501,8 @@ mod tests {
         for k in 1..=10 {
             tx.try_push(at(k as f64 * 1e-3)).unwrap();
         }
-        // Three ticks made up back to back, due to end at 4, 5 and 5 ms: each takes the
-        // newest target by then, the later ones stay queued.
+        // Three ticks made up back to back, their periods ending at 4, 5.5 and 5.5 ms: each
+        // takes the newest target by then, the later ones stay queued.
         assert_eq!(rx.until(4e-3).map(|v| v.t), Some(4e-3));
         assert_eq!(rx.until(5.5e-3).map(|v| v.t), Some(5e-3));
         assert_eq!(rx.until(5.5e-3).map(|v| v.t), Some(5e-3), "kept");
