@@ -550,32 +550,93 @@ impl Banded {
     /// run in SIMD lanes instead of one after another (docs/performance.md: the Woodbury
     /// columns of self-contact).
     pub fn solve_inner_many(&self, xs: &mut [f64], m: usize, first: usize) {
+        let len = self.inner.1 - self.inner.0;
+        let firsts = vec![first.min(len); m];
+        self.solve_inner_many_from(xs, m, &firsts, &vec![0; m]);
+    }
+
+    /// [`Banded::solve_inner_many`] with each side's own first nonzero row `firsts[k]` and the
+    /// lowest row `needs[k]` its solution is wanted from (both relative to `k0`): rows before
+    /// `needs[k]` are left unfinished. A block of sides in lanes starts its forward
+    /// substitution at its sides' first `firsts` (the rows before carry zeros) and ends its
+    /// backward one at their lowest `needs`: every wanted entry gets the operations
+    /// [`Banded::solve_inner`] gives it, in its order, bit for bit (a row skipped ahead of a side's first is
+    /// the `+0` the substitution would give it). With the Woodbury columns
+    /// in the order of their first rows, each side's two sweeps run over about half of `K`
+    /// (docs/performance.md).
+    pub fn solve_inner_many_from(
+        &self,
+        xs: &mut [f64],
+        m: usize,
+        firsts: &[usize],
+        needs: &[usize],
+    ) {
         let (k0, k1) = self.inner;
         let len = k1 - k0;
         assert_eq!(xs.len(), m * len, "solve_inner_many: length mismatch");
+        assert!(firsts.len() == m && needs.len() == m);
         match self.b {
-            8 => self.solve_inner_many_fixed::<8>(xs, m, first),
-            10 => self.solve_inner_many_fixed::<10>(xs, m, first),
+            8 => self.solve_inner_many_fixed::<8>(xs, m, firsts, needs),
+            10 => self.solve_inner_many_fixed::<10>(xs, m, firsts, needs),
             _ => {
                 let mut x = vec![0.0; len];
                 for k in 0..m {
                     x.iter_mut()
                         .enumerate()
                         .for_each(|(r, v)| *v = xs[r * m + k]);
-                    self.solve_inner(&mut x, first);
+                    self.solve_inner(&mut x, firsts[k].min(len));
                     x.iter().enumerate().for_each(|(r, v)| xs[r * m + k] = *v);
                 }
             }
         }
     }
 
-    fn solve_inner_many_fixed<const B: usize>(&self, xs: &mut [f64], m: usize, first: usize) {
+    fn solve_inner_many_fixed<const B: usize>(
+        &self,
+        xs: &mut [f64],
+        m: usize,
+        firsts: &[usize],
+        needs: &[usize],
+    ) {
         /// Sides per block of lanes.
         const L: usize = 8;
         let (k0, k1) = self.inner;
+        let len = k1 - k0;
         let w = B + 1;
         // Side k's value at row r (relative to k0).
         let at = |r: usize, k: usize| r * m + k;
+        // The blocks of lanes (L sides, then the rest one by one; past 63 blocks of L, the
+        // remaining sides as one): their first side and count, the first row any of them is
+        // nonzero at, the lowest row any of them is wanted from.
+        let mut blocks = [(0, 0, 0, 0); 72];
+        let mut nb = 0;
+        let mut push = |k: usize, n: usize, nb: &mut usize| {
+            let lo = firsts[k..k + n]
+                .iter()
+                .copied()
+                .min()
+                .unwrap_or(len)
+                .min(len);
+            let need = needs[k..k + n].iter().copied().min().unwrap_or(0);
+            blocks[*nb] = (k, n, lo, need);
+            *nb += 1;
+        };
+        let mut k = 0;
+        while k + L <= m && nb < 63 {
+            push(k, L, &mut nb);
+            k += L;
+        }
+        if k + L <= m {
+            // More sides than 63 blocks hold: the rest as one block of L-lane runs.
+            push(k, m - k, &mut nb);
+            k = m;
+        }
+        while k < m {
+            push(k, 1, &mut nb);
+            k += 1;
+        }
+        debug_assert_eq!(k, m);
+        let first = blocks[..nb].iter().map(|b| b.2).min().unwrap_or(len);
         // Forward: `forward_rows(x, k0, k0 + first, k1, k0)`, row by row across the sides.
         let lo = k0 + first;
         let head = k1.min(k0 + B).max(lo);
@@ -583,7 +644,7 @@ impl Banded {
             // `dot`'s four partial sums, side by side.
             let row = self.row(i, k0, i);
             let n = row.len();
-            for k in 0..m {
+            for k in (0..m).filter(|&k| firsts[k] <= i - k0) {
                 let mut s4 = [0.0; 4];
                 for c in 0..n / 4 {
                     for q in 0..4 {
@@ -603,22 +664,24 @@ impl Banded {
             let (before, from) = xs.split_at_mut(at(i - k0, 0));
             let window = &before[at(r0, 0)..];
             let xi = &mut from[..m];
-            let mut k = 0;
-            while k + L <= m {
-                lanes_update::<B, L>(row, 0, B - 1, window, m, k, &mut xi[k..k + L]);
-                k += L;
-            }
-            while k < m {
-                lanes_update::<B, 1>(row, 0, B - 1, window, m, k, &mut xi[k..k + 1]);
-                k += 1;
+            for &(k, n, _, _) in blocks[..nb].iter().filter(|b| b.2 <= i - k0) {
+                let mut q = k;
+                while q + L <= k + n {
+                    lanes_update::<B, L>(row, 0, B - 1, window, m, q, &mut xi[q..q + L]);
+                    q += L;
+                }
+                while q < k + n {
+                    lanes_update::<B, 1>(row, 0, B - 1, window, m, q, &mut xi[q..q + 1]);
+                    q += 1;
+                }
             }
         }
-        let len = k1 - k0;
         for r in first.min(len)..len {
             let d = self.inv[k0 + r];
             xs[at(r, 0)..at(r, 0) + m].iter_mut().for_each(|v| *v *= d);
         }
-        // Backward: `backward_rows(x, k0, k0, k1, k1)`.
+        // Backward: `backward_rows(x, k0, k0, k1, k1)`, each block down to the lowest row it
+        // is wanted from.
         let split = k1.saturating_sub(B).clamp(k0, k1);
         for i in (split..k1).rev() {
             let r = i - k0;
@@ -643,14 +706,16 @@ impl Banded {
                 *c = below[t * w + B - 1 - t];
             }
             let xi = &mut xi[..m];
-            let mut k = 0;
-            while k + L <= m {
-                lanes_update::<B, L>(&col, 1, 0, after, m, k, &mut xi[k..k + L]);
-                k += L;
-            }
-            while k < m {
-                lanes_update::<B, 1>(&col, 1, 0, after, m, k, &mut xi[k..k + 1]);
-                k += 1;
+            for &(k, n, _, _) in blocks[..nb].iter().filter(|b| b.3 <= r) {
+                let mut q = k;
+                while q + L <= k + n {
+                    lanes_update::<B, L>(&col, 1, 0, after, m, q, &mut xi[q..q + L]);
+                    q += L;
+                }
+                while q < k + n {
+                    lanes_update::<B, 1>(&col, 1, 0, after, m, q, &mut xi[q..q + 1]);
+                    q += 1;
+                }
             }
         }
     }
@@ -1025,7 +1090,7 @@ mod tests {
                 f.factor_twisted_from(&a, 0.0, k0, k1).expect("SPD");
                 let len = k1 - k0;
                 let mut rnd = uniform(7);
-                for (first, sides) in [(0, 5), (len / 3, 5), (0, 19)] {
+                for (first, sides) in [(0, 5), (len / 3, 5), (0, 19), (0, 530)] {
                     let mut many = vec![0.0; sides * len];
                     for (k, x) in many.chunks_exact_mut(len).enumerate() {
                         // Side k is zero before first + 2k (at most the end).
@@ -1043,6 +1108,7 @@ mod tests {
                             lanes[r * sides + k] = *v;
                         }
                     }
+                    let mut own = lanes.clone();
                     f.solve_inner_many(&mut lanes, sides, first);
                     for (k, x) in alone.chunks_exact(len).enumerate() {
                         for (r, q) in x.iter().enumerate() {
@@ -1051,6 +1117,28 @@ mod tests {
                                 p.to_bits(),
                                 q.to_bits(),
                                 "b {b} K [{k0}, {k1}) first {first}: side {k} row {r}, {p} vs {q}"
+                            );
+                        }
+                    }
+                    // Each side from its own first row, wanted from a row of its own (every
+                    // third side from its first, the others from rows before and after it).
+                    let firsts: Vec<usize> =
+                        (0..sides).map(|k| (first + 2 * k).min(len - 1)).collect();
+                    let needs: Vec<usize> = (0..sides)
+                        .map(|k| match k % 3 {
+                            0 => firsts[k],
+                            1 => firsts[k] / 2,
+                            _ => (firsts[k] + 3).min(len - 1),
+                        })
+                        .collect();
+                    f.solve_inner_many_from(&mut own, sides, &firsts, &needs);
+                    for (k, x) in alone.chunks_exact(len).enumerate() {
+                        for (r, q) in x.iter().enumerate().skip(needs[k]) {
+                            let p = own[r * sides + k];
+                            assert_eq!(
+                                p.to_bits(),
+                                q.to_bits(),
+                                "b {b} K [{k0}, {k1}) own firsts: side {k} row {r}, {p} vs {q}"
                             );
                         }
                     }

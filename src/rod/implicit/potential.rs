@@ -71,6 +71,62 @@ pub(crate) struct Woodbury {
     dense: bool,
     /// The dense `L D Lᵀ` of `S`: `L` unit lower triangular below the diagonal, `D` on it.
     ldl: nalgebra::DMatrix<f64>,
+    /// Scratch: one row of `S` as it is summed.
+    row: Vec<f64>,
+    /// Scratch: each column's first row in `K`, and the lowest row it is wanted from.
+    firsts: Vec<usize>,
+    needs: Vec<usize>,
+}
+
+/// The Cholesky factor `L` of the symmetric `n × n` matrix `a` (column-major, its lower
+/// triangle read), in place in the lower triangle; false where a pivot is not positive (or
+/// not finite). The operations of nalgebra's `Cholesky::new`, in its order (left-looking:
+/// column `j` less `L_jk` times column `k` for `k < j`, then over the pivot's square root),
+/// so the factor is the same to the bit, on a slice that runs in SIMD lanes.
+fn cholesky_lower(a: &mut [f64], n: usize) -> bool {
+    debug_assert_eq!(a.len(), n * n);
+    for j in 0..n {
+        let (left, right) = a.split_at_mut(j * n);
+        let col_j = &mut right[j..n];
+        for k in 0..j {
+            let f = -left[j + k * n];
+            for (y, x) in col_j.iter_mut().zip(&left[k * n + j..k * n + n]) {
+                *y += f * x;
+            }
+        }
+        let d = col_j[0];
+        // nalgebra's `try_sqrt`: none for zero, negative or NaN.
+        if d.is_nan() || d <= 0.0 {
+            return false;
+        }
+        let r = d.sqrt();
+        col_j[0] = r;
+        for v in &mut col_j[1..] {
+            *v /= r;
+        }
+    }
+    true
+}
+
+/// `B ← L⁻¹ B` for the lower-triangular `n × n` factor `l` and the columns of `b` (both
+/// column-major), by nalgebra's `solve_lower_triangular_mut` operations in its order (bit for
+/// bit); false at a zero pivot.
+fn solve_lower_columns(l: &[f64], n: usize, b: &mut [f64]) -> bool {
+    for col in b.chunks_exact_mut(n) {
+        for i in 0..n {
+            let d = l[i + i * n];
+            if d == 0.0 {
+                return false;
+            }
+            let coeff = col[i] / d;
+            col[i] = coeff;
+            let f = -coeff;
+            for (y, x) in col[i + 1..].iter_mut().zip(&l[i * n + i + 1..(i + 1) * n]) {
+                *y += f * x;
+            }
+        }
+    }
+    true
 }
 
 /// How [`Woodbury::prepare_indefinite`] corrected a step.
@@ -109,10 +165,11 @@ impl Woodbury {
         let s = self.capacitance(chol, terms, &index);
         let (m, p) = (self.order.len(), self.positive);
         if p > 0 {
-            let Some(lp) = s.view((0, 0), (p, p)).into_owned().cholesky() else {
+            let mut lp = s.view((0, 0), (p, p)).into_owned();
+            if !cholesky_lower(lp.as_mut_slice(), p) {
                 return false;
-            };
-            self.lp = lp.unpack();
+            }
+            self.lp = lp;
         } else {
             self.lp = nalgebra::DMatrix::zeros(0, 0);
         }
@@ -127,7 +184,7 @@ impl Woodbury {
             wb.ready = p > 0;
             false
         };
-        if !self.lp.solve_lower_triangular_mut(&mut self.w) {
+        if !solve_lower_columns(self.lp.as_slice(), p, self.w.as_mut_slice()) {
             return positive_only(self);
         }
         let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
@@ -252,9 +309,12 @@ impl Woodbury {
         self.y.resize(m * len + dim, 0.0);
         // (B⁻¹ u_k)_K: the terms' columns, solved together (interleaved: row r of term k
         // at r · m + k).
-        let mut first = len;
+        // Each column's first row; each is wanted from the first row of any term at or after
+        // it (S's entry (a, b), b ≤ a, reads column b at term a's rows).
+        self.firsts.clear();
         for (slot, &k) in self.order.iter().enumerate() {
             let t = &terms[k];
+            let mut first = len;
             for a in 0..4 {
                 let i = index(t.nodes[a]);
                 assert!(
@@ -266,17 +326,43 @@ impl Woodbury {
                 }
                 first = first.min(i - k0);
             }
+            self.firsts.push(first);
         }
-        chol.solve_inner_many(&mut self.y[..m * len], m, first);
+        self.needs.clear();
+        self.needs.resize(m, 0);
+        let mut need = len;
+        for (slot, &f) in self.firsts.iter().enumerate().rev() {
+            need = need.min(f);
+            self.needs[slot] = need;
+        }
+        chol.solve_inner_many_from(&mut self.y[..m * len], m, &self.firsts, &self.needs);
+        // Row a's entries `u_aᵀ (B⁻¹u_b)_K`, b ≤ a, side by side: each term's twelve
+        // coordinates scale a run of the interleaved columns, so every entry gets the sum
+        // [`dot_strided`] forms, in its order, bit for bit (docs/performance.md).
         let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
+        let data = s.as_mut_slice();
+        self.row.clear();
+        self.row.resize(m, 0.0);
         for a in 0..m {
             let ta = &terms[self.order[a]];
-            for b in 0..=a {
-                let v = dot_strided(ta, &self.y[b..], k0, m, index);
-                s[(a, b)] = v;
-                s[(b, a)] = v;
+            let acc = &mut self.row[..=a];
+            acc.fill(0.0);
+            for n in 0..4 {
+                let i = index(ta.nodes[n]) - k0;
+                for c in 0..3 {
+                    let u = ta.u[3 * n + c];
+                    let col = &self.y[(i + c) * m..(i + c) * m + a + 1];
+                    for (x, y) in acc.iter_mut().zip(col) {
+                        *x += u * y;
+                    }
+                }
             }
-            s[(a, a)] += 1.0 / ta.c;
+            // Column-major: entry (a, b) at a + b m.
+            for (b, &v) in acc.iter().enumerate() {
+                data[a + b * m] = v;
+                data[b + a * m] = v;
+            }
+            data[a + a * m] += 1.0 / ta.c;
         }
         s
     }
@@ -729,6 +815,49 @@ mod woodbury_tests {
             },
             0.0,
         );
+    }
+
+    /// The capacitance's Cholesky factor and triangular solve on slices give nalgebra's
+    /// results to the bit (what keeps recordings replaying across the change), and refuse
+    /// what nalgebra refuses.
+    #[test]
+    fn slice_cholesky_and_triangular_solve_are_nalgebras_bit_for_bit() {
+        let mut rnd = crate::rod::banded::uniform(5);
+        for n in [1, 2, 7, 8, 9, 33] {
+            let g = nalgebra::DMatrix::from_fn(n, n + 3, |_, _| rnd());
+            let a = &g * g.transpose() + nalgebra::DMatrix::identity(n, n) * 1e-3;
+            let theirs = a.clone().cholesky().expect("SPD").unpack();
+            let mut ours = a.clone();
+            assert!(cholesky_lower(ours.as_mut_slice(), n));
+            for j in 0..n {
+                for i in j..n {
+                    assert_eq!(ours[(i, j)].to_bits(), theirs[(i, j)].to_bits(), "n {n}");
+                }
+            }
+            let b = nalgebra::DMatrix::from_fn(n, 5, |_, _| rnd());
+            let mut theirs_b = b.clone();
+            assert!(theirs.solve_lower_triangular_mut(&mut theirs_b));
+            let mut ours_b = b.clone();
+            assert!(solve_lower_columns(
+                ours.as_slice(),
+                n,
+                ours_b.as_mut_slice()
+            ));
+            assert!(
+                ours_b
+                    .iter()
+                    .zip(theirs_b.iter())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
+            );
+            // Not positive definite: a negative pivot, then a NaN.
+            let mut bad = a.clone();
+            bad[(n - 1, n - 1)] = -1.0;
+            assert!(bad.clone().cholesky().is_none());
+            assert!(!cholesky_lower(bad.as_mut_slice(), n));
+            let mut nan = a.clone();
+            nan[(0, 0)] = f64::NAN;
+            assert!(!cholesky_lower(nan.as_mut_slice(), n));
+        }
     }
 
     /// Solve `(B + Σ c u uᵀ) x = rhs` both ways with the weights `weight(term, random)`; with
