@@ -114,7 +114,7 @@ pub struct SceneFile {
     pub self_friction: Option<f64>,
     /// Friction law of self-contact: "stick" (default) or "kinetic".
     pub self_friction_model: Option<FrictionLaw>,
-    /// Which self-contact pairs carry a Newton Hessian term: "near" (default) or "full"
+    /// Which self-contact pairs carry a Newton Hessian term: "full" (default) or "near"
     /// (docs/derivations/der-imc.md §F11).
     pub self_contact_hessian: Option<ContactHessianName>,
     /// Quasi-static (equilibrium per frame) or dynamic; default: the model's nature.

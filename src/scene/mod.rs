@@ -302,8 +302,8 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
                 "needs self_contact = true".to_string(),
             ));
         }
-        Some(file::ContactHessianName::Full) => ContactHessian::Full,
-        _ => ContactHessian::Near,
+        Some(file::ContactHessianName::Near) => ContactHessian::Near,
+        _ => ContactHessian::Full,
     };
     let pd = sf.solver.solver == Some(SolverName::Pd);
     // Contact without friction: PD (projections) and STRANDS (lagged normal loads).
