@@ -561,8 +561,8 @@ impl Banded {
     /// substitution at its sides' first `firsts` (the rows before carry zeros) and ends its
     /// backward one at their lowest `needs`: every wanted entry gets the operations
     /// [`Banded::solve_inner`] gives it, in its order, bit for bit (a row skipped ahead of a side's first is
-    /// the `+0` the substitution would give it). With the Woodbury columns
-    /// in the order of their first rows, each side's two sweeps run over about half of `K`
+    /// the `+0` the substitution would give it). What it saves depends on how
+    /// the sides are ordered: for the Woodbury columns mostly the forward sweeps
     /// (docs/performance.md).
     pub fn solve_inner_many_from(
         &self,
@@ -605,37 +605,23 @@ impl Banded {
         let w = B + 1;
         // Side k's value at row r (relative to k0).
         let at = |r: usize, k: usize| r * m + k;
-        // The blocks of lanes (L sides, then the rest one by one; past 63 blocks of L, the
-        // remaining sides as one): their first side and count, the first row any of them is
-        // nonzero at, the lowest row any of them is wanted from.
+        // The blocks of lanes (L sides each, the last the rest, and past 71 blocks one block
+        // of all the remaining sides): their first side and count, the first row any of them
+        // is nonzero at, the lowest row any of them is wanted from.
         let mut blocks = [(0, 0, 0, 0); 72];
-        let mut nb = 0;
-        let mut push = |k: usize, n: usize, nb: &mut usize| {
-            let lo = firsts[k..k + n]
-                .iter()
-                .copied()
-                .min()
-                .unwrap_or(len)
-                .min(len);
-            let need = needs[k..k + n].iter().copied().min().unwrap_or(0);
-            blocks[*nb] = (k, n, lo, need);
-            *nb += 1;
-        };
-        let mut k = 0;
-        while k + L <= m && nb < 63 {
-            push(k, L, &mut nb);
-            k += L;
-        }
-        if k + L <= m {
-            // More sides than 63 blocks hold: the rest as one block of L-lane runs.
-            push(k, m - k, &mut nb);
-            k = m;
-        }
+        let (mut nb, mut k) = (0, 0);
         while k < m {
-            push(k, 1, &mut nb);
-            k += 1;
+            let n = if nb + 1 == blocks.len() {
+                m - k
+            } else {
+                L.min(m - k)
+            };
+            let lo = firsts[k..k + n].iter().copied().min().unwrap_or(len);
+            let need = needs[k..k + n].iter().copied().min().unwrap_or(0);
+            blocks[nb] = (k, n, lo.min(len), need);
+            nb += 1;
+            k += n;
         }
-        debug_assert_eq!(k, m);
         let first = blocks[..nb].iter().map(|b| b.2).min().unwrap_or(len);
         // Forward: `forward_rows(x, k0, k0 + first, k1, k0)`, row by row across the sides.
         let lo = k0 + first;
@@ -665,15 +651,7 @@ impl Banded {
             let window = &before[at(r0, 0)..];
             let xi = &mut from[..m];
             for &(k, n, _, _) in blocks[..nb].iter().filter(|b| b.2 <= i - k0) {
-                let mut q = k;
-                while q + L <= k + n {
-                    lanes_update::<B, L>(row, 0, B - 1, window, m, q, &mut xi[q..q + L]);
-                    q += L;
-                }
-                while q < k + n {
-                    lanes_update::<B, 1>(row, 0, B - 1, window, m, q, &mut xi[q..q + 1]);
-                    q += 1;
-                }
+                lanes_block::<B, L>(row, 0, B - 1, window, m, k, n, xi);
             }
         }
         for r in first.min(len)..len {
@@ -707,15 +685,7 @@ impl Banded {
             }
             let xi = &mut xi[..m];
             for &(k, n, _, _) in blocks[..nb].iter().filter(|b| b.3 <= r) {
-                let mut q = k;
-                while q + L <= k + n {
-                    lanes_update::<B, L>(&col, 1, 0, after, m, q, &mut xi[q..q + L]);
-                    q += L;
-                }
-                while q < k + n {
-                    lanes_update::<B, 1>(&col, 1, 0, after, m, q, &mut xi[q..q + 1]);
-                    q += 1;
-                }
+                lanes_block::<B, L>(&col, 1, 0, after, m, k, n, xi);
             }
         }
     }
@@ -902,6 +872,30 @@ impl Banded {
                 *xk -= l * xi;
             }
         }
+    }
+}
+
+/// [`lanes_update`] for the `n` sides from `k`: `L` lanes at a time, then one by one.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // lanes_update's, and the block's extent
+fn lanes_block<const B: usize, const L: usize>(
+    c: &[f64],
+    f: usize,
+    last: usize,
+    window: &[f64],
+    m: usize,
+    k: usize,
+    n: usize,
+    xi: &mut [f64],
+) {
+    let mut q = k;
+    while q + L <= k + n {
+        lanes_update::<B, L>(c, f, last, window, m, q, &mut xi[q..q + L]);
+        q += L;
+    }
+    while q < k + n {
+        lanes_update::<B, 1>(c, f, last, window, m, q, &mut xi[q..q + 1]);
+        q += 1;
     }
 }
 

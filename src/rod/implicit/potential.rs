@@ -58,7 +58,8 @@ pub(crate) struct Woodbury {
     order: Vec<usize>,
     /// How many of `order` are positive.
     positive: usize,
-    /// Cholesky factor of `S_PP`.
+    /// Cholesky factor of `S_PP`, in its lower triangle (the upper one keeps `S_PP`'s
+    /// entries and is never read).
     lp: nalgebra::DMatrix<f64>,
     /// `L_P⁻¹ S_PN`.
     w: nalgebra::DMatrix<f64>,
