@@ -268,14 +268,20 @@
 //! the 0.9 rule, by a hair); 25 mm, in line with the long end and 2 mm over the skin
 //! (`TIE_RZ2=0 TIE_RY2=2`), 0.70 and falling, the gap 0.45 mm; 28 mm: the knot comes undone.
 //! So now the hands lay a later throw down by feel (step 4'): both ends low and in line,
-//! each hand moving out or in every 0.1 s until its end pulls [`LAY_PULL`] (1.2 N; the
+//! each hand moving out or in every 0.1 s until its end pulls [`LAY_PULL`] (then 1.2 N; the
 //! needle's pull and the right driver's coupling force): the square is named square (the tail
 //! 0.86, the long end 0.04, slope 0.53: not laid flat), the gap 0.45 mm. The granny under the
 //! same lay slips (the unknot by 22.6 s, the gap back to 1.1 mm: the hands never feel 1.2 N or
 //! 0.8 N and draw the tail out); with the fixed 25 mm pull it ends a granny whose strands both
 //! bend (0.09 and 0.10, slope 0.43: laid flat) but the gap is 0.66 mm.
 //!
-//! Next: a flat second throw for the square (both strands bent, as the granny's above), the
+//! On the contact's full Newton model (der-imc.md §F11, 2026-11-28, fifth session) the hands
+//! keep their ends taut while they cross ([`CROSS_PULL`], 0.5 N) and lay the last throw at
+//! [`LAY_PULL`] (3 N): on the fresh scene the square closes to 0.00 mm, the granny to 0.07 mm
+//! (crossing on straight paths the ends went slack, 0.1–0.2 N, the granny's second throw came
+//! undone and the square stayed 0.88 mm open).
+//!
+//! Next (2026-11-27): a flat second throw for the square (both strands bent, as the granny's above), the
 //! granny held under the lay, and what stalls Newton as the strands are pulled through each
 //! other from 19 s (at the cap the step is still about 3e-8 m and 8e-6 rad, the median).
 //!
@@ -302,8 +308,9 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_CONE`, `TIE_WRAPAT2`, `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX` (the later throws'
-//! crossing).
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSGAIN`,
+//! `TIE_CROSSSTEP`, `TIE_CROSSLOG` (the later throws' crossing, step 4'), `TIE_LAY`, `TIE_LAYT`
+//! (their lay).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -796,12 +803,22 @@ const LIFT_WRAP_AT: f64 = 0.0095;
 /// [`plans_upto`]).
 const SHAFT_DIP: f64 = 0.927_295_218_001_612_2;
 
-/// The pull each hand lays the later throws down with [N] (`TIE_LAY`): measured on the fresh
-/// scene's square (`TIE_LAY`), 0.8 N leaves the wound's gap at 0.51 mm; 1.0, 1.1, 1.2 and
-/// 1.4 N at 0.46, 0.44, 0.45 and 0.40 mm, each named square (the tail's chord/arc 0.85–0.87),
-/// so 1.2 N sits inside a range that ties it (a thirteenth
-/// of 3-0 nylon's straight-pull breaking force, 15.7 N by `Material::breaking_force`).
-const LAY_PULL: f64 = 1.2;
+/// The pull each hand lays the later throws down with [N] (`TIE_LAY`), on the contact's full
+/// Newton model (der-imc.md §F11) with the crossing by feel ([`CROSS_PULL`]), the fresh
+/// scene (2026-11-28, fifth session): at 1.2 N the square is named square but its first
+/// throw, loosened while the hands crossed, stays 0.80 mm open (a final second at 3 N:
+/// 0.62 mm); at 3 N the square closes to 0.00 mm and the granny to 0.07 mm. On the near
+/// model, without the crossing by feel, 0.8 N left the square's gap at 0.51 mm and 1.0–1.4 N
+/// at 0.40–0.46 mm. 3 N is a fifth of 3-0 nylon's straight-pull breaking force (15.7 N by
+/// `Material::breaking_force`), the firm pull a surgeon snugs a knot down with.
+const LAY_PULL: f64 = 3.0;
+
+/// The pull each hand keeps on its end while the hands cross for a later throw [N]
+/// (`TIE_CROSSPULL`): measured on the fresh scene with the contact's full Newton model
+/// (2026-11-28, fifth session), crossing on straight paths the ends' pull fell to 0.1–0.2 N
+/// and the granny's second throw came undone; keeping 0.5 N it holds (granny, 0.33 mm with a
+/// 1.2 N lay), while keeping 1.0 N pulls the square's first throw out (not a knot, 1.29 mm).
+const CROSS_PULL: f64 = 0.5;
 
 /// How long the hands feel their ends laying a later throw down [s] (`TIE_LAYT`).
 const LAY_TIME: f64 = 3.0;
@@ -1648,18 +1665,62 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         if n > 0 && gripped && post_mode() == "lift" && std::env::var("TIE_FIXED").is_err() {
             // 4'. The hands cross and lay the throw down as a surgeon does: both ends pulled
             // apart along the skin, at the knot's level, with like tension. First the tail's
-            // end is carried over to the far side and the long end to the near side, low;
-            // then every 0.1 s each hand feels its end (the driver's coupling force, the
-            // needle's pull) and moves out where the pull is under [`LAY_PULL`] and in where
-            // it is over, 2 mm per newton, at most 0.5 mm at a time.
+            // end is carried over to the far side and the long end to the near side, low, each
+            // hand keeping its end taut as it goes (every 0.1 s it feels its end and moves out
+            // from the knot by 2 mm per newton short of [`CROSS_PULL`], or in where it is over,
+            // at most 1.5 mm at a time), so the throw already tied is never let slack; then
+            // every 0.1 s each hand feels its end (the driver's coupling force, the needle's
+            // pull) and moves out where the pull is under [`LAY_PULL`] and in where it is over,
+            // 2 mm per newton, at most 0.5 mm at a time.
             // `TIE_CROSST=S`, `TIE_CROSSX=MM` (development aids): how long the hands take to
-            // cross (1.5 s) and how far out the long end is carried (30 mm).
-            t += env_f("TIE_CROSST", 1.5);
+            // cross (1.5 s) and how far out the long end is carried (30 mm); `TIE_CROSSPULL=N`
+            // the crossing's pull (negative: the hands cross on straight paths, not feeling
+            // their ends, as before 2026-11-28), `TIE_CROSSGAIN=MM` and `TIE_CROSSSTEP=MM` its
+            // gain per newton and largest move, `TIE_CROSSLOG` prints each look.
+            let cross_t = env_f("TIE_CROSST", 1.5);
             let mut tip = Vec3::new(side * 0.018, 0.004, 0.0);
             let cross_x = std::env::var("TIE_CROSSX")
                 .ok()
                 .map_or(0.030, |v| v.parse::<f64>().expect("TIE_CROSSX: mm") * 1e-3);
             let mut sw = Vec3::new(-side * cross_x, 0.004, 0.0);
+            let cross_pull = env_f("TIE_CROSSPULL", CROSS_PULL);
+            if cross_pull >= 0.0 {
+                // Crossing by feel: each hand goes over on its straight path, pushed out
+                // along the line from the exit hole by what it has taken up so far.
+                let (h0, _) = right.pose(t);
+                let tip0 = h0 + d * jaw;
+                let (lp, lq) = left.pose(t);
+                let sw0 = lp + lq * swage_off;
+                let gain = env_f("TIE_CROSSGAIN", 2.0) * 1e-3;
+                let step = env_f("TIE_CROSSSTEP", 1.5) * 1e-3;
+                let k_n = (cross_t * 10.0).round().max(1.0) as usize;
+                let (mut dr_r, mut dr_l) = (0.0, 0.0);
+                let (mut ur, mut ul) = (Vec3::zeros(), Vec3::zeros());
+                for k in 1..=k_n {
+                    let s = k as f64 / k_n as f64;
+                    let tk = t + cross_t * s;
+                    let (nr, nl) = (tip0 + (tip - tip0) * s, sw0 + (sw - sw0) * s);
+                    (ur, ul) = ((nr - exit).normalize(), (nl - exit).normalize());
+                    right.at(tk, nr + ur * dr_r - d * jaw, q);
+                    left.at_swage(tk, nl + ul * dr_l, ql, swage_off);
+                    if k < k_n {
+                        let w = eye.look(&right, &left, tk);
+                        let (fr, fl) = (coupling_pull(w, 0), needle_pull(w));
+                        dr_r += ((cross_pull - fr) * gain).clamp(-step, step);
+                        dr_l += ((cross_pull - fl) * gain).clamp(-step, step);
+                        if std::env::var("TIE_CROSSLOG").is_ok() {
+                            eprintln!(
+                                "throw {n}: crossing {tk:.2} s: pulls {fr:.2} / {fl:.2} N, out {:.1} / {:.1} mm",
+                                dr_r * 1e3,
+                                dr_l * 1e3
+                            );
+                        }
+                    }
+                }
+                tip += ur * dr_r;
+                sw += ul * dr_l;
+            }
+            t += cross_t;
             right.at(t, tip - d * jaw, q);
             left.at_swage(t, sw, ql, swage_off);
             let pull = env_f("TIE_LAY", LAY_PULL);
