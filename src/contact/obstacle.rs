@@ -289,6 +289,9 @@ pub struct ObstacleContact {
     pub raises: usize,
     /// Per obstacle, nodes that do not touch it (empty: none).
     exempt: Vec<Vec<bool>>,
+    /// A segment of the rod that has broken ([`ObstacleContact::set_broken`]): it touches
+    /// no capsule or cylinder; its two nodes are the ends of the two pieces.
+    broken: Option<usize>,
     /// Skip a capsule's segments out of reach in the penalty and the step bound (the same
     /// sums; off only in the test that checks so).
     cull: bool,
@@ -381,6 +384,7 @@ impl ObstacleContact {
             raises: 0,
             adaptive: true,
             exempt: identity_exempt,
+            broken: None,
             cull: true,
         }
     }
@@ -394,6 +398,14 @@ impl ObstacleContact {
         } else {
             e.copy_from_slice(nodes);
         }
+    }
+
+    /// The rod's broken segment (`RodParams::broken`), if any: no longer material, it touches
+    /// nothing. Its nodes part, and the straight line between them would otherwise be caught
+    /// on a jaw or a shaft (a suture snapped live was held 4.7 cm apart across the driver's
+    /// jaws, every later step at the iteration cap).
+    pub fn set_broken(&mut self, broken: Option<usize>) {
+        self.broken = broken;
     }
 
     /// A starting penalty stiffness [N/m] for loads of total magnitude `force` [N] (weight,
@@ -462,6 +474,8 @@ impl ObstacleContact {
             adaptive: _,
             // A way of computing the same sums, not state.
             cull: _,
+            // The rod's own broken segment (in its digest), set before every step.
+            broken: _,
             // Rebuilt by `begin` at each step's start (and by `relag` within a solve).
             eps_u: _,
             x_start: _,
@@ -553,6 +567,21 @@ impl ObstacleContact {
                 let mut prev_end = false; // previous segment's point clamped to its end node
                 let capsule = matches!(shape, Shape::Capsule { .. });
                 for e in 0..n {
+                    if self.broken == Some(e) {
+                        // Torn: node e ends the first piece (its point if the segment before
+                        // was clamped to it, as at the rod's end), node e + 1 starts the
+                        // second (below, as at the rod's start).
+                        if prev_end {
+                            f(Point {
+                                nodes: [e, e],
+                                weights: [1.0, 0.0],
+                                count: 1,
+                                slot: e - 1,
+                            });
+                        }
+                        prev_end = false;
+                        continue;
+                    }
                     if capsule && !near(e) {
                         // Ruled out: its points, and the end nodes it shares, are out of
                         // reach (so the next segment's start node is not its point either).
@@ -567,8 +596,9 @@ impl ObstacleContact {
                             count: 2,
                             slot: e,
                         });
-                    } else if s == 0.0 && (e == 0 || prev_end) {
-                        // Node e is the closest point of both neighbours (or the rod's start).
+                    } else if s == 0.0 && (e == 0 || prev_end || self.broken == Some(e - 1)) {
+                        // Node e is the closest point of both neighbours (or the rod's start,
+                        // or a broken piece's).
                         f(Point {
                             nodes: [e, e],
                             weights: [1.0, 0.0],
@@ -605,7 +635,6 @@ impl ObstacleContact {
     /// Allocation-free: the new table is built in `scratch` and swapped in.
     fn lag_normals(&mut self, x: &[Vec3]) -> f64 {
         let (k, eps) = (self.stiffness, self.eps());
-        let last = x.len() - 1;
         let mut change = 0.0f64;
         for o in 0..self.obstacles.len() {
             let mut fresh = std::mem::take(&mut self.scratch);
@@ -617,8 +646,10 @@ impl ObstacleContact {
                 if f > 0.0 {
                     let s = if p.count == 2 {
                         p.weights[1]
-                    } else if p.nodes[0] == last && p.slot + 1 == last {
-                        1.0 // the rod's end node, as the end of its last segment
+                    } else if p.slot + 1 == p.nodes[0] {
+                        // The rod's end node (or a broken piece's), as the end of its last
+                        // segment.
+                        1.0
                     } else {
                         0.0
                     };
@@ -1000,6 +1031,77 @@ mod tests {
         // Segments were skipped, and the sums compared include pressing points and steps
         // the bound shortens.
         assert!(skipped_some && pressed && limited);
+    }
+
+    /// A rod broken at segment `b` touches a capsule as its two pieces would, each on its
+    /// own (the independent reference: two rods): the straight line between the parted
+    /// nodes, which here runs through the capsule, presses on nothing, and each piece's end
+    /// node still does. Checked on the energy and the step bound, for a break whose line
+    /// crosses the capsule with the first piece's end node pressed on it, and with the second
+    /// piece's start node pressed on it.
+    #[test]
+    fn a_broken_segment_touches_nothing_and_its_pieces_touch_as_two_rods() {
+        let r = 1e-4;
+        let capsule = Obstacle {
+            shape: Shape::Capsule {
+                a: Vec3::new(0.0, 0.0, -0.004),
+                b: Vec3::new(0.0, 0.0, 0.004),
+                radius: 0.0008,
+            },
+            friction: 0.0,
+        };
+        let make = |nodes: usize| ObstacleContact::new(vec![capsule.clone()], r, nodes, 50.0);
+        // Pressed 5 µm into the capsule's surface, at angle `a` round it, and z.
+        let on = |a: f64, z: f64| {
+            let rho = 0.0008 + r - 5e-6;
+            Vec3::new(rho * a.cos(), rho * a.sin(), z)
+        };
+        for first in [true, false] {
+            // Two pieces of 8 segments leaving the capsule outward; the end at the break
+            // (node 8 of the first piece, or node 9 starting the second) pressed on it, the
+            // other piece's end 3 mm off on the far side, so the broken segment 8 crosses it.
+            let radial = |a: f64, from: Vec3, k: usize| {
+                from + Vec3::new(a.cos(), a.sin(), 0.0) * (0.001 * k as f64)
+            };
+            let (a0, a1) = (0.3, 0.3 + std::f64::consts::PI);
+            let end0 = if first {
+                on(a0, 0.001)
+            } else {
+                on(a0, 0.001) + Vec3::new(a0.cos(), a0.sin(), 0.0) * 0.003
+            };
+            let start1 = if first {
+                on(a1, -0.001) + Vec3::new(a1.cos(), a1.sin(), 0.0) * 0.003
+            } else {
+                on(a1, -0.001)
+            };
+            let mut x: Vec<Vec3> = (0..9).rev().map(|k| radial(a0, end0, k)).collect();
+            x.extend((0..9).map(|k| radial(a1, start1, k)));
+            let b = 8;
+            let mut whole = make(x.len());
+            let unbroken = whole.evaluate(&x, None);
+            whole.set_broken(Some(b));
+            let broken = whole.evaluate(&x, None);
+            let (pa, pb) = (&x[..=b], &x[b + 1..]);
+            let pieces = make(pa.len()).evaluate(pa, None) + make(pb.len()).evaluate(pb, None);
+            // The break's line through the capsule pressed hard; the pieces only at one end.
+            assert!(unbroken > 10.0 * broken, "{unbroken} vs {broken}");
+            assert!(broken > 0.0);
+            assert!(
+                (broken - pieces).abs() <= 1e-12 * pieces,
+                "{broken} vs {pieces}"
+            );
+            // Every node moved toward the capsule's axis by 10 µm: the bound is the pieces'.
+            let x_full: Vec<Vec3> = x
+                .iter()
+                .map(|p| p - Vec3::new(p.x, p.y, 0.0).normalize() * 1e-5)
+                .collect();
+            let t = whole.max_step(&x, &x_full);
+            let tp = make(pa.len())
+                .max_step(pa, &x_full[..=b])
+                .min(make(pb.len()).max_step(pb, &x_full[b + 1..]));
+            assert_eq!(t.to_bits(), tp.to_bits());
+            assert!(t < 1.0);
+        }
     }
 
     /// The state digest sees the smallest change of every piece of state a step carries to

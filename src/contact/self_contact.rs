@@ -115,6 +115,11 @@ pub struct SelfContact {
     /// Raise the stiffness (re-solving the step) when a pair comes closer than the tolerance.
     /// Off for Projective Dynamics (see `ObstacleContact::adaptive`).
     pub adaptive: bool,
+    /// A segment that has broken (`RodParams::broken`, set by the step that owns the rod):
+    /// no longer material, it touches nothing. Its nodes part, and the straight line between
+    /// them (4.7 cm after a suture snapped back live) would otherwise press on every strand
+    /// it crosses.
+    pub broken: Option<usize>,
     /// Node positions at the start of the step.
     x_start: Vec<Vec3>,
     /// Per candidate pair, frozen at the step's start: normal force λ [N], closest-point
@@ -175,6 +180,7 @@ impl SelfContact {
             friction_model: FrictionModel::Stick,
             slip_speed: 1e-4,
             adaptive: true,
+            broken: None,
             x_start: Vec::new(),
             lags: Vec::new(),
             late: Vec::new(),
@@ -236,6 +242,8 @@ impl SelfContact {
             friction_model: _,
             slip_speed: _,
             adaptive: _,
+            // The rod's own broken segment (in its digest), set before every step.
+            broken: _,
             // Rebuilt by `begin` at each step's start.
             x_start: _,
             lags: _,
@@ -421,6 +429,9 @@ impl NodePotential for SelfContact {
         } else {
             self.late.clear();
         }
+        if let Some(b) = self.broken {
+            self.pairs.retain(|&(i, j)| i != b && j != b);
+        }
         self.x_start.clear();
         self.x_start.extend_from_slice(x_start);
         self.eps_u = self.slip_speed * h.unwrap_or(1e-3);
@@ -563,6 +574,9 @@ impl NodePotential for SelfContact {
             let cutoff = self.contact_distance() - self.tolerance;
             let mut found = std::mem::take(&mut self.found);
             self.grid.candidates_into(x, self.skip, cutoff, &mut found);
+            if let Some(b) = self.broken {
+                found.retain(|&(i, j)| i != b && j != b);
+            }
             for &p in &found {
                 if !self.pairs.contains(&p) && !self.late.contains(&p) {
                     self.late.push(p);
@@ -604,8 +618,10 @@ impl NodePotential for SelfContact {
                 let mut swept = std::mem::take(&mut self.found);
                 self.grid
                     .candidates_into(&self.x_start, self.skip, reach, &mut swept);
+                let broken = self.broken;
                 for &p in &swept {
-                    if !self.pairs.contains(&p) && !self.late.contains(&p) && met(p) {
+                    let material = broken.is_none_or(|b| p.0 != b && p.1 != b);
+                    if material && !self.pairs.contains(&p) && !self.late.contains(&p) && met(p) {
                         self.late.push(p);
                         missed = true;
                     }
@@ -706,6 +722,52 @@ mod tests {
         x.push(Vec3::new(0.0, 0.01, 0.0));
         x.extend((0..5).map(|i| Vec3::new(0.0, gap, 0.008 - 0.004 * i as f64)));
         x
+    }
+
+    /// A broken segment touches nothing: two strands crossing at contact, one of them the
+    /// straight line between the parted nodes of a break, press on each other until the
+    /// segment is marked broken, then carry no pair, no energy and no missed contact; the
+    /// other pairs are untouched (the same energy, to the bit, with a pressed pair elsewhere).
+    #[test]
+    fn a_broken_segment_carries_no_pair() {
+        let r = 1e-4;
+        // The strands shifted 2 mm along themselves, so segment 1 (nodes 1–2) of the first
+        // crosses segment 8 (nodes 8–9) of the second at their middles, 1.995 r apart (pressed,
+        // inside the tolerance); a copy of both 5 cm along does too.
+        let mut x = crossing_strands(1.995 * r);
+        for p in &mut x[..5] {
+            p.x += 0.002;
+        }
+        for p in &mut x[6..] {
+            p.z += 0.002;
+        }
+        let far: Vec<Vec3> = x.iter().map(|p| p + Vec3::new(0.05, 0.0, 0.0)).collect();
+        x.extend(far);
+        let n = x.len();
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        c.begin(&x, Some(1e-3));
+        let whole = c.evaluate(&x, None);
+        assert!(c.pairs.contains(&(1, 8)), "{:?}", c.pairs);
+        // Broken at segment 1 of the first copy: the second copy's crossing alone remains.
+        c.broken = Some(1);
+        c.begin(&x, Some(1e-3));
+        assert!(
+            c.pairs.iter().all(|&(i, j)| i != 1 && j != 1),
+            "{:?}",
+            c.pairs
+        );
+        let broken = c.evaluate(&x, None);
+        assert!(c.accept(&x));
+        let mut copy = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        let half = n / 2;
+        copy.begin(&x[half..], Some(1e-3));
+        let one = copy.evaluate(&x[half..], None);
+        assert!(one > 0.0);
+        assert_eq!(broken.to_bits(), one.to_bits(), "{broken} vs {one}");
+        assert!(
+            (whole - 2.0 * one).abs() <= 1e-12 * whole,
+            "{whole} vs 2 × {one}"
+        );
     }
 
     #[test]

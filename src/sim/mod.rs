@@ -553,6 +553,13 @@ fn suture_step(
         c.params.broken,
         &c.x,
     );
+    // A broken segment touches nothing (its nodes part: the line between them is no suture).
+    if let Some(k) = contact.as_deref_mut() {
+        k.set_broken(c.params.broken);
+    }
+    if let Some(k) = self_contact.as_deref_mut() {
+        k.broken = c.params.broken;
+    }
     let [mut k0, mut k1] = contact_potentials(contact, self_contact);
     // The grasps sit beside the channels (`channel + grips`, the grips 0 J when absent, so a
     // scene without instruments sums Φ as before).
