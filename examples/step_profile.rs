@@ -3,7 +3,8 @@
 //! Prints, per window of simulated time, the mean and longest step [µs], the steps over 1 ms,
 //! the Newton iterations (mean, most) and the unconverged steps; with `--steps FILE` also
 //! writes one CSV line per step (step, time, µs, iterations, converged); with `--trace A:B` prints
-//! the suture's holes, its contact and channel forces and nodes 30–49 after steps A..B; with
+//! the suture's holes, its contact and channel forces and nodes 30–49 (`STEP_PROFILE_NODES=A:B`
+//! for others) after steps A..B; with
 //! `--edit 'OLD=>NEW'` edits the recorded scene first (an experiment: the physics changes, so
 //! the recorded digests no longer match). Also reports how many 1 ms ticks the physics loop's
 //! pacer (20 ms catch-up) would drop on these step times alone, and checks the recorded state
@@ -192,6 +193,9 @@ fn describe(world: &suture::sim::World) {
     }
     top("channel", &su.channel);
     top("attach", &su.attach);
+    if let Some(set) = su.instruments.as_ref() {
+        top("grips", &set.grips);
+    }
     for cp in &su.channel.points {
         eprintln!(
             "  hole {} at {:.2?} mm: seg {} a {:.2} lambda {:.3} N slip {:.2e} m/s force {:.3} N",
@@ -205,7 +209,15 @@ fn describe(world: &suture::sim::World) {
         );
     }
     let l = rod.params.segment_length;
-    let line: Vec<String> = (30..n.min(50))
+    // `STEP_PROFILE_NODES=A:B`: which nodes to print (30:50).
+    let (from, to) = std::env::var("STEP_PROFILE_NODES")
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once(':')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((30, 50));
+    let line: Vec<String> = (from..n.min(to))
         .map(|i| {
             format!(
                 "{i}:({:.2},{:.2},{:.2}){}",
