@@ -187,6 +187,10 @@ fn describe(world: &suture::sim::World) {
     };
     if let Some(c) = contact {
         top("contact", c.as_ref());
+        eprintln!(
+            "  contact stiffness {:.3e} N/m after {} raises, deepest {:.3e} m",
+            c.stiffness, c.raises, c.max_penetration
+        );
     }
     if let Some(c) = self_contact {
         top("self-contact", c.as_ref());

@@ -287,6 +287,9 @@ pub struct ObstacleContact {
     pub active: usize,
     /// Stiffness raises so far.
     pub raises: usize,
+    /// The stiffness is never raised past this [N/m] (see [`ObstacleContact::stiffness_cap`]);
+    /// infinite unless the scene sets it.
+    pub max_stiffness: f64,
     /// Per obstacle, nodes that do not touch it (empty: none).
     exempt: Vec<Vec<bool>>,
     /// A segment of the rod that has broken ([`ObstacleContact::set_broken`]): it touches
@@ -382,6 +385,7 @@ impl ObstacleContact {
             max_penetration: 0.0,
             active: 0,
             raises: 0,
+            max_stiffness: f64::INFINITY,
             adaptive: true,
             exempt: identity_exempt,
             broken: None,
@@ -406,6 +410,19 @@ impl ObstacleContact {
     /// jaws, every later step at the iteration cap).
     pub fn set_broken(&mut self, broken: Option<usize>) {
         self.broken = broken;
+    }
+
+    /// The largest stiffness [N/m] worth raising to for a rod of axial stiffness `ea` = E A [N]
+    /// and radius `rod_radius` [m]: [`ObstacleContact::stiffness_for`] the force EA, which
+    /// would stretch the rod to twice its length, held on one point at the tolerance. A
+    /// penetration that persists at this stiffness is no load a rod survives (a segment caught
+    /// through a jaw, a broken end's recoil), which no stiffness undoes. Without the cap each
+    /// step re-solved eight times, raising k tenfold each time: a suture snapped live took it
+    /// from 3.5e6 to 3.5e155 N/m in 30 ms, and every later step ran to the iteration cap
+    /// (docs/performance.md, 2026-11-28, fifth session). Self-contact has the same cap
+    /// (`SelfContact::stiffness_cap`).
+    pub fn stiffness_cap(ea: f64, rod_radius: f64) -> f64 {
+        Self::stiffness_for(ea, rod_radius)
     }
 
     /// A starting penalty stiffness [N/m] for loads of total magnitude `force` [N] (weight,
@@ -472,6 +489,7 @@ impl ObstacleContact {
             tolerance: _,
             slip_speed: _,
             adaptive: _,
+            max_stiffness: _,
             // A way of computing the same sums, not state.
             cull: _,
             // The rod's own broken segment (in its digest), set before every step.
@@ -821,8 +839,10 @@ impl NodePotential for ObstacleContact {
         }
         self.max_penetration = deepest;
         self.active = active;
-        if self.adaptive && deepest > self.tolerance {
-            self.stiffness *= 10.0;
+        // Raise up to the cap; at the cap the state is taken as solved (see
+        // `ObstacleContact::stiffness_cap`).
+        if self.adaptive && deepest > self.tolerance && self.stiffness < self.max_stiffness {
+            self.stiffness = (self.stiffness * 10.0).min(self.max_stiffness);
             self.raises += 1;
             return false;
         }
@@ -1031,6 +1051,49 @@ mod tests {
         // Segments were skipped, and the sums compared include pressing points and steps
         // the bound shortens.
         assert!(skipped_some && pressed && limited);
+    }
+
+    /// The stiffness is raised tenfold per re-solve while a point sinks past the tolerance,
+    /// but never past its cap; at the cap the state is taken as solved (a point that stays
+    /// 50 tolerances deep through a plane, as a broken end's recoil left one live, no longer
+    /// re-solves the step forever). The cap of nylon 3-0 (E = 2 GPa, r = 0.1 mm: EA = 62.8 N)
+    /// is the stiffness that holds EA on one point at the tolerance (1 µm): 6.28e7 N/m.
+    #[test]
+    fn the_stiffness_is_raised_up_to_its_cap_and_no_further() {
+        let r = 1e-4;
+        let mut c = ObstacleContact::new(
+            vec![Obstacle {
+                shape: Shape::Plane {
+                    point: Vec3::zeros(),
+                    normal: Vec3::y(),
+                },
+                friction: 0.0,
+            }],
+            r,
+            3,
+            1.0,
+        );
+        let ea = crate::rod::params::NYLON.youngs_modulus * std::f64::consts::PI * r * r;
+        c.max_stiffness = ObstacleContact::stiffness_cap(ea, r);
+        assert!((c.max_stiffness - 6.283e7).abs() <= 1e-4 * 6.283e7);
+        let x = [
+            Vec3::new(0.0, r, 0.0),
+            Vec3::new(0.001, r - 50.0 * c.tolerance, 0.0),
+            Vec3::new(0.002, r, 0.0),
+        ];
+        c.begin(&x, Some(1e-3));
+        let mut raised = 0;
+        while !c.accept(&x) {
+            raised += 1;
+            assert!(raised <= 8, "raised past its cap: {}", c.stiffness);
+        }
+        // 1 N/m to 6.28e7 N/m: seven raises of ten, the eighth clipped to the cap.
+        assert_eq!(raised, 8);
+        assert_eq!(c.stiffness, c.max_stiffness);
+        assert!(c.accept(&x) && c.stiffness == c.max_stiffness);
+        // Uncapped (the default), it goes on raising.
+        c.max_stiffness = f64::INFINITY;
+        assert!(!c.accept(&x));
     }
 
     /// A rod broken at segment `b` touches a capsule as its two pieces would, each on its

@@ -1599,6 +1599,10 @@ fn build_rod(
             elements + 1,
             ObstacleContact::stiffness_for(weight + loads, params.radius),
         );
+        c.max_stiffness = c.stiffness.max(ObstacleContact::stiffness_cap(
+            params.axial_stiffness(),
+            params.radius,
+        ));
         if dynamics.config.method == Method::Pd && !strands {
             c.adaptive = false;
             c.stiffness *= PD_CONTACT_GAIN;
