@@ -258,6 +258,18 @@ struct Point {
     slot: usize,
 }
 
+impl Point {
+    /// The contact point at node `node` alone, in lag slot `slot`.
+    fn node(node: usize, slot: usize) -> Self {
+        Point {
+            nodes: [node, node],
+            weights: [1.0, 0.0],
+            count: 1,
+            slot,
+        }
+    }
+}
+
 /// Contact of one rod with a set of static obstacles, as a potential for the Newton solver.
 #[derive(Clone, Debug)]
 pub struct ObstacleContact {
@@ -554,12 +566,7 @@ impl ObstacleContact {
         match &self.obstacles[o].shape {
             Shape::Plane { .. } => {
                 for i in 0..=n {
-                    f(Point {
-                        nodes: [i, i],
-                        weights: [1.0, 0.0],
-                        count: 1,
-                        slot: i,
-                    });
+                    f(Point::node(i, i));
                 }
             }
             shape @ (Shape::Cylinder { .. } | Shape::Capsule { .. }) => {
@@ -590,12 +597,7 @@ impl ObstacleContact {
                         // was clamped to it, as at the rod's end), node e + 1 starts the
                         // second (below, as at the rod's start).
                         if prev_end {
-                            f(Point {
-                                nodes: [e, e],
-                                weights: [1.0, 0.0],
-                                count: 1,
-                                slot: e - 1,
-                            });
+                            f(Point::node(e, e - 1));
                         }
                         prev_end = false;
                         continue;
@@ -617,22 +619,12 @@ impl ObstacleContact {
                     } else if s == 0.0 && (e == 0 || prev_end || self.broken == Some(e - 1)) {
                         // Node e is the closest point of both neighbours (or the rod's start,
                         // or a broken piece's).
-                        f(Point {
-                            nodes: [e, e],
-                            weights: [1.0, 0.0],
-                            count: 1,
-                            slot: e,
-                        });
+                        f(Point::node(e, e));
                     }
                     prev_end = s == 1.0;
                 }
                 if prev_end {
-                    f(Point {
-                        nodes: [n, n],
-                        weights: [1.0, 0.0],
-                        count: 1,
-                        slot: n - 1,
-                    });
+                    f(Point::node(n, n - 1));
                 }
             }
         }
