@@ -42,6 +42,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/indefinite_pd.toml:5:14: solver.indefinite chooses Newton steps: it applies to models "cosserat" and "der" with solver = "newton" only"#,
     ),
     (
+        "tests/fixtures/bad/gaps_pd.toml",
+        r#"tests/fixtures/bad/gaps_pd.toml:5:8: solver.gaps solves Newton steps: it applies to models "cosserat" and "der" with solver = "newton" only"#,
+    ),
+    (
         "tests/fixtures/bad/contact_hessian_no_contact.toml",
         r#"tests/fixtures/bad/contact_hessian_no_contact.toml:3:24: self_contact_hessian needs self_contact = true"#,
     ),

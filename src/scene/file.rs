@@ -342,6 +342,10 @@ pub struct SolverSection {
     /// Cosserat and DER Newton: where the banded Hessian alone is indefinite, take the exact
     /// step if the whole Hessian is definite (docs/derivations/der-imc.md §F10); default true.
     pub indefinite: Option<bool>,
+    /// Cosserat and DER Newton: the self-contact Woodbury columns cross the spans between a
+    /// knot's clusters of contact by transfer maps (docs/derivations/banded.md §5); default
+    /// false.
+    pub gaps: Option<bool>,
 }
 
 /// `[[rods]]`.

@@ -412,6 +412,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             "refines Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
         ));
     }
+    if sf.solver.gaps.is_some() && (strands || method == Method::Pd) {
+        return Err(ctx.err(
+            &[Key("solver"), Key("gaps")],
+            "solves Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
+        ));
+    }
     if sf.solver.indefinite.is_some() && (strands || method == Method::Pd) {
         return Err(ctx.err(
             &[Key("solver"), Key("indefinite")],
@@ -438,6 +444,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         max_iterations: iterations,
         refine_steps: sf.solver.refine.unwrap_or(false),
         indefinite_band: sf.solver.indefinite.unwrap_or(true),
+        cross_gaps: sf.solver.gaps.unwrap_or(false),
         ..Default::default()
     };
     if let Some(t) = sf.solver.tolerance {

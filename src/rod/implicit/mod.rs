@@ -74,6 +74,13 @@ pub struct SolverConfig {
     /// definite are unchanged, and a knot's stalled steps converge (the scripted square's
     /// unconverged steps 6227 → 674).
     pub indefinite_band: bool,
+    /// Newton: the self-contact terms' Woodbury columns cross the spans of the suture between
+    /// a knot's clusters of contact by transfer maps instead of row by row
+    /// (docs/derivations/banded.md §5): the overhand's and the ties' heaviest steps ~20 %
+    /// faster, the same solution up to rounding but not to the bit. Off by default: the
+    /// scripted ties are narrow paths that a change in rounding leaves (docs/performance.md,
+    /// "Crossing the gaps").
+    pub cross_gaps: bool,
 }
 
 impl Default for SolverConfig {
@@ -85,6 +92,7 @@ impl Default for SolverConfig {
             tolerance: 1e-10,
             refine_steps: false,
             indefinite_band: true,
+            cross_gaps: false,
         }
     }
 }

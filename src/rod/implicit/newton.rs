@@ -478,7 +478,7 @@ pub(crate) fn newton<R: NewtonRod>(
 ) -> Result<(), SolverError> {
     let (params, config, _) = rod.parts();
     let (l, tol, refine) = (params.segment_length, config.tolerance, config.refine_steps);
-    let indefinite_band = config.indefinite_band;
+    let (indefinite_band, cross_gaps) = (config.indefinite_band, config.cross_gaps);
     // The forces in play (docs/derivations/der-imc.md §F8): the rod's weight, end loads and
     // `EI/L²`, or its largest internal force if larger (a suture pulled with newtons by the
     // hands or pressed by contact): converged means balanced to `RESIDUAL_TOLERANCE` of the
@@ -491,6 +491,7 @@ pub(crate) fn newton<R: NewtonRod>(
         let (f, m) = s.largest(&s.g);
         (f / fscale).max(m / (fscale * l))
     };
+    rod.system().wb.cross_gaps = cross_gaps;
     let mut phi = rod.objective(false, Eval::Exact, p);
     report.converged = false;
     // Levenberg–Marquardt floor on the shift, raised when the line search stalls far from
