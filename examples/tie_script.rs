@@ -133,6 +133,19 @@
 //! run's state digest with the eye's at every step: the plans are made from the run's own
 //! world (checked on the square: no step differs).
 //!
+//! The grasp of the tail is the ties' narrowest point (2026-11-29, docs/performance.md
+//! "Crossing the gaps"): the jaws take the tail's very end, so a tail drawn 1 mm further
+//! through the first throw before they close escapes them. The granny run with the Woodbury
+//! columns' rounding changed (`gaps = true` in the scene's `[solver]`; `TIE_GRASPLOG=1`
+//! prints each look round a close): node 6 at x = −12.8 mm and sliding +3.7 mm/s toward the
+//! knot as the jaws close at 13.11 s with their tip at −18.7 mm (today's bits: −13.5 mm, still,
+//! tip −18.5 mm: held at the end, s = 0); each re-aim arrives after the tail has moved on
+//! (−8.1 mm at 14.31 s, −6.8 mm at 15.51 s), and the second throw is never made. Aiming the
+//! re-grasp ahead of the drift (its speed over the last 0.3 s, 1 s ahead) put the tip 0.8 mm
+//! inside node 6 but 1.6 mm beside it (z), and still closed on nothing (tried, not kept). Next:
+//! hold the tail still while the jaws come (the left hand easing its pull on the long end, or
+//! the jaws taking the tail along its length), then re-run every knot on both roundings.
+//!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
 //! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
@@ -310,7 +323,7 @@
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_CONE`, `TIE_WRAPAT2`, `TIE_GEND`,
 //! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSGAIN`,
 //! `TIE_CROSSSTEP`, `TIE_CROSSLOG` (the later throws' crossing, step 4'), `TIE_LAY`, `TIE_LAYT`
-//! (their lay).
+//! (their lay), `TIE_GRASPLOG` (the grasp of the tail, look by look).
 //!
 //! `cargo run --release --example tie_script -- square OUT_DIR` writes `OUT_DIR/right.csv` and
 //! `OUT_DIR/left.csv` (the `scripted:` CSV of `suture run`, device coordinates through each
@@ -655,6 +668,25 @@ fn taut_grasping(
         if k < n {
             let w = eye.look(right, left, tk);
             let f = needle_pull(w);
+            // `TIE_GRASPLOG` (a development aid): the grasped node, the jaws' tip and hinge
+            // and what they hold at each look within 0.35 s of a close.
+            if let Some(g) = grasp
+                && std::env::var_os("TIE_GRASPLOG").is_some()
+                && (tk - at).abs() < 0.35
+            {
+                let x = w.rods[0].positions();
+                if let Some(jr) = right_driver(w) {
+                    let mm = |v: Vec3| (v * 1e3).map(|c| (c * 10.0).round() / 10.0);
+                    eprintln!(
+                        "grasp {tk:.2} s (closes {at:.2}): node {} at {:?}, tip {:?}, hinge {:?}, hold {:?}",
+                        g.node,
+                        mm(x[g.node]).as_slice(),
+                        mm(jr.tip()).as_slice(),
+                        mm(jr.position).as_slice(),
+                        jr.hold
+                    );
+                }
+            }
             if let Some(g) = grasp
                 && tries < 2
                 && tk >= at - 1e-9
