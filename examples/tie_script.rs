@@ -138,13 +138,20 @@
 //! through the first throw before they close escapes them. The granny run with the Woodbury
 //! columns' rounding changed (`gaps = true` in the scene's `[solver]`; `TIE_GRASPLOG=1`
 //! prints each look round a close): node 6 at x = −12.8 mm and sliding +3.7 mm/s toward the
-//! knot as the jaws close at 13.11 s with their tip at −18.7 mm (today's bits: −13.5 mm, still,
-//! tip −18.5 mm: held at the end, s = 0); each re-aim arrives after the tail has moved on
-//! (−8.1 mm at 14.31 s, −6.8 mm at 15.51 s), and the second throw is never made. Aiming the
-//! re-grasp ahead of the drift (its speed over the last 0.3 s, 1 s ahead) put the tip 0.8 mm
-//! inside node 6 but 1.6 mm beside it (z), and still closed on nothing (tried, not kept). Next:
-//! hold the tail still while the jaws come (the left hand easing its pull on the long end, or
-//! the jaws taking the tail along its length), then re-run every knot on both roundings.
+//! knot as the jaws close at 13.11 s with their tip at −18.7 mm, the nearest tail node 1.0 mm
+//! off the jaws' plane (today's bits: −13.5 mm, still, tip −18.5 mm: held at the end, s = 0);
+//! each re-aim arrived after the tail had moved on (−8.1 mm at 14.31 s, −6.8 mm at 15.51 s),
+//! and the second throw was never made. Aiming a re-grasp ahead of the drift (its speed over
+//! the last 0.3 s, 1 s ahead) still closed on nothing (tried, not kept). Now, after a miss, the
+//! left hand holds the long end where it is until the jaws hold the tail (the tail stops
+//! sliding), the jaws' way down is re-aimed at looks 0.5 and 0.65 s into the re-grasp, and
+//! they aim at node `node / 2` (2.5 mm from the end: `TIE_REGI` names another;
+//! `TIE_REGRASP_OLD=1` restores the re-grasp of 2026-11-28). With `gaps = true` the re-grasp
+//! then holds at 13.91 s in both the granny and the square; the granny ties (granny, gap
+//! 0.00 mm) but the square does not (unknot, 1.07 mm); aimed at node 6 instead (5.2 mm from
+//! the end) the square ties (square, −0.05 mm) and the granny is a trefoil; the first throw on
+//! the 3 mm wound comes undone at 10.3 s without any miss. So the plans stay narrow paths past
+//! the grasp too. No run on today's bits misses a grasp, so none of them changes.
 //!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
@@ -647,8 +654,8 @@ const REGRASP: f64 = 1.1;
 
 /// [`taut`], over a grasp of the tail if one is given: at the first look after the jaws
 /// closed, if they hold nothing, the right hand's keys after the grasp wait [`REGRASP`] while
-/// it tries again at where the tail is then (twice at most), and the left hand's feeling goes
-/// on meanwhile. Returns the swage and how much later than planned the throw goes on [s] (0
+/// it tries again (twice at most) at the tail's node `node / 2`, re-aimed on the way down, and
+/// the left hand holds the long end where it is until the jaws hold the tail. Returns the swage and how much later than planned the throw goes on [s] (0
 /// while the grasp holds: the keys are then those of no grasp, to the bit).
 fn taut_grasping(
     eye: &mut Eye,
@@ -662,6 +669,12 @@ fn taut_grasping(
     let q0 = left.pose(t0).1;
     let n = ((t1 - t0) / 0.1).round().max(1.0) as usize;
     let (mut late, mut at, mut tries) = (0.0, grasp.map_or(f64::INFINITY, |g| g.at), 0);
+    // After a miss: the left hand holds the long end where it is (the tail stops sliding
+    // through the throw) until the jaws hold the tail, and the jaws' way down is re-aimed at
+    // each look until 0.1 s before they close (`TIE_REGRASP_OLD=1`, a development aid: the
+    // re-grasp of 2026-11-28, aimed once, the left hand feeling on).
+    let old_regrasp = std::env::var_os("TIE_REGRASP_OLD").is_some();
+    let mut holding = false;
     for k in 1..=n {
         let tk = t0 + (t1 - t0) * k as f64 / n as f64 + late;
         left.at_swage(tk, swage, q0.slerp(&q1, k as f64 / n as f64), off);
@@ -677,12 +690,19 @@ fn taut_grasping(
                 let x = w.rods[0].positions();
                 if let Some(jr) = right_driver(w) {
                     let mm = |v: Vec3| (v * 1e3).map(|c| (c * 10.0).round() / 10.0);
+                    let inv = jr.rotation.inverse();
+                    let near = (0..x.len() / 2)
+                        .map(|i| inv * (x[i] - jr.position))
+                        .filter(|p| p.z > 0.0)
+                        .min_by(|a, b| a.xy().norm().total_cmp(&b.xy().norm()));
                     eprintln!(
-                        "grasp {tk:.2} s (closes {at:.2}): node {} at {:?}, tip {:?}, hinge {:?}, hold {:?}",
+                        "grasp {tk:.2} s (closes {at:.2}): node {} at {:?}, tip {:?}, hinge {:?}, opening {:.2}, nearest tail node in the jaws' frame {:?}, hold {:?}",
                         g.node,
                         mm(x[g.node]).as_slice(),
                         mm(jr.tip()).as_slice(),
                         mm(jr.position).as_slice(),
+                        jr.opening,
+                        near.map(mm).as_ref().map(|p| p.as_slice()),
                         jr.hold
                     );
                 }
@@ -715,8 +735,34 @@ fn taut_grasping(
                 right.press(at + 0.8);
                 right.at(at + REGRASP, down, g.rotation);
                 right.finish();
+                if !old_regrasp {
+                    holding = true;
+                    // Looks on the way down (the tail may still be moving): the jaws' way
+                    // down re-aimed at where it is then.
+                    let (down_t, end_t) = (at + 0.8, at + REGRASP);
+                    let gi = env_f("TIE_REGI", (g.node / 2) as f64) as usize;
+                    for look_t in [at + 0.5, at + 0.65] {
+                        let x = eye.look(right, left, look_t).rods[0].positions();
+                        let tan = x[gi + 1] - x[gi.saturating_sub(1)];
+                        let (down, _) =
+                            aim(x[gi], tan, g.toward, g.jaw, -env_f("TIE_GPAST", 1.5) * 1e-3);
+                        for t in [down_t, down_t + 0.02, end_t] {
+                            right.at(t, down, g.rotation);
+                        }
+                        right.finish();
+                        if let Some(k) = right.keys.iter_mut().find(|k| k.t > end_t + 1e-9) {
+                            k.p = down + g.lift;
+                        }
+                    }
+                }
                 late += REGRASP;
                 at += REGRASP;
+            }
+            if holding && holds_tail(&eye.world) {
+                holding = false;
+            }
+            if holding {
+                continue;
             }
             let u = (swage - knot).normalize();
             swage += u * ((keep_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
