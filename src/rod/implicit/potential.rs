@@ -948,12 +948,7 @@ mod woodbury_tests {
                 })
                 .collect();
             for t in &terms {
-                let mut full = nalgebra::DVector::<f64>::zeros(n);
-                for a in 0..4 {
-                    for c in 0..3 {
-                        full[index(t.nodes[a]) + c] += t.u[3 * a + c];
-                    }
-                }
+                let full = column(t, n, index);
                 dense += &full * full.transpose() * t.c;
             }
             let rhs: Vec<f64> = (0..n).map(|_| rnd()).collect();
@@ -974,14 +969,7 @@ mod woodbury_tests {
                 };
                 assert!(wb.prepare(&chol, &terms, index));
                 assert_eq!(wb.gaps.spans().len(), usize::from(cross), "stride {stride}");
-                let mut dz = rhs.clone();
-                chol.solve(&mut dz);
-                wb.apply(&chol, &terms, index, &mut dz);
-                let err = dz
-                    .iter()
-                    .zip(expect.iter())
-                    .map(|(a, e)| (a - e).abs())
-                    .fold(0.0, f64::max);
+                let (dz, err) = corrected_step(&chol, &mut wb, &terms, index, &rhs, &expect);
                 errors.push(err / scale);
                 steps.push(dz);
             }
@@ -1004,6 +992,38 @@ mod woodbury_tests {
                 errors[0]
             );
         }
+    }
+
+    /// The corrected step `(B + UCUᵀ)⁻¹ rhs` by the banded factor and `wb`, and its largest
+    /// difference from `expect`.
+    fn corrected_step(
+        chol: &Banded,
+        wb: &mut Woodbury,
+        terms: &[LowRank],
+        index: impl Fn(usize) -> usize,
+        rhs: &[f64],
+        expect: &nalgebra::DVector<f64>,
+    ) -> (Vec<f64>, f64) {
+        let mut dz = rhs.to_vec();
+        chol.solve(&mut dz);
+        wb.apply(chol, terms, index, &mut dz);
+        let err = dz
+            .iter()
+            .zip(expect.iter())
+            .map(|(a, e)| (a - e).abs())
+            .fold(0.0, f64::max);
+        (dz, err)
+    }
+
+    /// A term's vector `u` over all `n` unknowns.
+    fn column(t: &LowRank, n: usize, index: impl Fn(usize) -> usize) -> nalgebra::DVector<f64> {
+        let mut full = nalgebra::DVector::<f64>::zeros(n);
+        for a in 0..4 {
+            for c in 0..3 {
+                full[index(t.nodes[a]) + c] += t.u[3 * a + c];
+            }
+        }
+        full
     }
 
     fn woodbury_against_dense(weight: &dyn Fn(usize, f64) -> f64, tol: f64) {
@@ -1052,12 +1072,7 @@ mod woodbury_tests {
             // factorisation corrects for).
             let mut positive = dense.clone();
             for t in &terms {
-                let mut full = nalgebra::DVector::<f64>::zeros(n);
-                for a in 0..4 {
-                    for c in 0..3 {
-                        full[index(t.nodes[a]) + c] += t.u[3 * a + c];
-                    }
-                }
+                let full = column(t, n, index);
                 dense += &full * full.transpose() * t.c;
                 if t.c > 0.0 {
                     positive += &full * full.transpose() * t.c;
@@ -1085,14 +1100,7 @@ mod woodbury_tests {
                 .solve(&nalgebra::DVector::from_vec(rhs.clone()))
                 .unwrap();
             assert_eq!(chol.inner(), (k0, k1));
-            let mut dz = rhs.clone();
-            chol.solve(&mut dz);
-            wb.apply(&chol, &terms, index, &mut dz);
-            let err = dz
-                .iter()
-                .zip(expect.iter())
-                .map(|(a, e)| (a - e).abs())
-                .fold(0.0, f64::max);
+            let (_, err) = corrected_step(&chol, &mut wb, &terms, index, &rhs, &expect);
             let scale = expect.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             worst = worst.max(err / scale);
             // Round-off of a well-conditioned 90-unknown solve: measured 8.9e-16 relative
