@@ -921,7 +921,7 @@ impl Banded {
 
 /// Spans of rows a multi-side solve crosses by transfer maps ([`Banded::solve_inner_many_gapped`]):
 /// between two clusters of contact terms, the Woodbury columns are zero and not wanted
-/// (docs/derivations/banded.md, "Crossing a gap"). Over such a span `[g0, g1)` the forward
+/// (docs/derivations/banded.md §5). Over such a span `[g0, g1)` the forward
 /// substitution carries the `b` values above it, `w = x[g0 − b, g0)`, to the `b` values that
 /// end it, `x[g1 − b, g1) = F w`; the backward one carries the `b` values below it,
 /// `y[g1, g1 + b)`, and `w` (through the forward values inside, scaled by `D⁻¹`) to the `b`
