@@ -64,7 +64,17 @@ impl Tied {
 }
 
 fn tie(path: &str, knot: Knot, upto: usize, strands_cross: f64) -> Tied {
-    let sc = tie_script::scene_at(path);
+    tie_scene(path, tie_script::scene_at(path), knot, upto, strands_cross)
+}
+
+/// [`tie`] on the scene `sc` (loaded from `path`, perhaps changed).
+fn tie_scene(
+    path: &str,
+    sc: suture::scene::Scene,
+    knot: Knot,
+    upto: usize,
+    strands_cross: f64,
+) -> Tied {
     let plans = tie_script::plans_upto(&sc, knot, &mut Eye::new(&sc), upto);
     let mut world = sc.world.clone();
     let mut t = Tied {
@@ -245,8 +255,14 @@ fn closest_allowed() -> f64 {
 // cross and lay the throw at 3 N (tie_script's `CROSS_PULL`, `LAY_PULL`): 23 981 steps,
 // 5.082 Newton iterations a step, 79 unconverged (0 before 6.2 s), 0 failed; closest approach
 // 0.199004 mm (segments 19 and 66 at 23.373 s); gap 1.00 → 0.07 mm; Right, Right; named
-// granny; in the tensile test it takes 0.81 N (5.2 × its loop's 0.156 N) and slips. The
-// bounds are these figures plus 5 %, rounded up.
+// granny; in the tensile test it takes 0.81 N (5.2 × its loop's 0.156 N) and slips.
+//
+// 2026-11-29, second session: the left hand holds the long end still while the right jaws
+// come down on the tail for the second throw (tie_script's `taut_grasping`; feeling for its
+// pull it drew the suture through the first throw, and whether the jaws caught the tail
+// turned on rounding): 23 988 steps, 5.395 Newton iterations a step, 95 unconverged (0 before
+// 6.2 s), 0 failed; closest approach 0.199001 mm (segments 22 and 69 at 23.304 s); gap 1.00 →
+// 0.15 mm; Right, Right; named granny. The bounds are these figures plus 5 %, rounded up.
 #[test]
 fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // Two single throws of the same sense on the 1 mm wound (tie_script's second throw: the
@@ -254,7 +270,7 @@ fn the_scripted_granny_on_the_fresh_wound_is_named_granny_and_closes_it() {
     // wrapped round the jaws holding it, which back out so the wraps slide onto the tail).
     let t = tie("scenes/instrument_tie_fresh.toml", Knot::Granny, 2, 6.2);
     two_single_throws_close_the_fresh_wound(&t, KnotName::Granny, true);
-    t.converges_within(0, 83, 5.082 * 1.05);
+    t.converges_within(0, 100, 5.395 * 1.05);
     let (r, closest) = security(&t);
     assert!(closest >= closest_allowed(), "closest {closest}");
     println!("granny security: {r:?}");
@@ -338,8 +354,13 @@ fn closes_the_fresh_wound_no_strand_through(t: &Tied) {
 // (tie_script's `CROSS_PULL`, `LAY_PULL`; crossing slack and laid at 1.2 N the full model
 // left it 0.88 mm open): 25 795 steps, 5.295 Newton iterations a step, 79 unconverged (0
 // before 6.2 s), 0 failed; closest approach 0.199001 mm (segments 17 and 65 at 25.186 s);
-// gap 1.00 → −0.01 mm; Right then Left; named square. The bounds below are these figures
-// plus 5 %, rounded up, so a regression in convergence fails here.
+// gap 1.00 → −0.01 mm; Right then Left; named square.
+//
+// 2026-11-29, second session, the left hand holding the long end still while the right jaws
+// come down on the tail (as in the granny's test): 25 788 steps, 5.684 Newton iterations a
+// step, 110 unconverged (0 before 6.2 s), 0 failed; closest approach 0.199048 mm (segments 2
+// and 84 at 7.172 s); gap 1.00 → −0.01 mm; Right then Left; named square. The bounds below
+// are these figures plus 5 %, rounded up, so a regression in convergence fails here.
 #[test]
 fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
     // Two single throws of opposite sense on the 1 mm wound: the first as in the test above,
@@ -351,7 +372,7 @@ fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
         "the driver took the tail {} times",
         t.tail_grasps
     );
-    t.converges_within(0, 83, 5.295 * 1.05);
+    t.converges_within(0, 116, 5.684 * 1.05);
     // Its security (issue #24, docs/knots.md §6): cut out of the pad and loaded on two posts
     // inside its loop, it must take more than the wound's own pull before it slips: the
     // posts' force is the loop's tension times 1 + cos θ (θ between the strands leaving a
@@ -365,6 +386,25 @@ fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
     println!("square security: {r:?}");
     assert!(r.peak_force > 2.0 * r.loop_tension, "{r:?}");
     assert!(closest >= closest_allowed(), "closest {closest}");
+}
+
+// The square's plan is not a path only today's exact bits take (2026-11-29): the same tie on
+// the suture nudged by at most 1 pm per coordinate (tie_script's `nudge`, seed 1: about 10⁵
+// rounding units of a 3 cm coordinate, 10⁻⁸ of the suture's radius) must still tie a square
+// knot that closes the wound. Before the left hand held the long end still while the right
+// jaws came down on the tail (tie_script's `taut_grasping`), another rounding (the Woodbury
+// columns crossing the gaps, `[solver] gaps`) made the jaws close on nothing and the knot was
+// never tied. Measured: 25 787 steps, 5.269 Newton iterations a step, 96 unconverged, 0
+// failed; closest approach 0.199002 mm; gap 1.00 → 0.37 mm; Right then Left; named square.
+// Not every rounding is taken yet: with `gaps = true` as well, the first throw is undone as
+// its wraps leave the jaws' tip (tie_script's Status), the margin still to be found.
+#[test]
+fn the_scripted_square_knot_ties_on_a_suture_nudged_by_a_picometre() {
+    let path = "scenes/instrument_tie_fresh.toml";
+    let mut sc = tie_script::scene_at(path);
+    tie_script::nudge(&mut sc, 1);
+    let t = tie_scene(path, sc, Knot::Square, 2, 6.2);
+    two_single_throws_close_the_fresh_wound(&t, KnotName::Square, false);
 }
 
 // The surgeon's knot of issue #22's item 1: a double first throw, then a single throw of the
@@ -388,8 +428,13 @@ fn the_scripted_square_knot_on_the_fresh_wound_is_named_square_and_closes_it() {
 // hands keeping 0.5 N on their ends as they cross and laying the throw at 3 N (tie_script's
 // `CROSS_PULL`, `LAY_PULL`): 27 868 steps, 6.628 Newton iterations a step, 226 unconverged
 // (1 before 6.2 s), 0 failed; closest approach 0.199025 mm (segments 97 and 104 at 5.461 s);
-// gap 1.00 → −0.05 mm; the same throws; named surgeon's. The bounds are these figures plus
-// 5 %, rounded up.
+// gap 1.00 → −0.05 mm; the same throws; named surgeon's.
+// 2026-11-29, second session, the left hand holding the long end still while the right jaws
+// come down on the tail (as in the granny's test): 27 864 steps, 6.394 Newton iterations a
+// step, 186 unconverged (1 before 6.2 s), 0 failed; closest approach 0.199025 mm (segments 97
+// and 104 at 5.461 s); gap 1.00 → −0.04 mm; the same throws; named surgeon's; it holds the
+// tensile test's 1.5 N (loop tension 0.185 N). The bounds are these figures plus 5 %,
+// rounded up.
 #[test]
 fn the_scripted_surgeons_knot_on_the_fresh_wound_is_named_surgeons_and_closes_it() {
     let t = tie("scenes/instrument_tie_fresh.toml", Knot::Surgeons, 2, 6.2);
@@ -408,7 +453,7 @@ fn the_scripted_surgeons_knot_on_the_fresh_wound_is_named_surgeons_and_closes_it
         .iter()
         .any(|e| matches!(e.kind, EventKind::SutureBroken { .. }));
     assert!(!broke, "the suture broke");
-    t.converges_within(2, 238, 6.628 * 1.05);
+    t.converges_within(2, 196, 6.394 * 1.05);
     // Its security (docs/knots.md §6), as the square's: more than twice its loop's tension
     // when the test began, the wound's own pull. Measured (fifth session, laid at 3 N on the
     // full model): it holds the whole 1.5 N (peak 1.498 N against 2 × 0.181 N). Laid at
