@@ -181,6 +181,14 @@
 //! `gaps = true` and with `TIE_NUDGE=3`, at 8.3 and 8.4 s as the hands pull the wound shut (the
 //! gap 1.1 → 0.0 mm in 0.2 s) while the right jaws still hold the tail's very end. So the tie
 //! scenes keep the row-by-row rounding (`gaps` off) until the first throw has a margin too.
+//! Tried, not kept: the first throw backing out in 3 s instead of 1.5 s. On the fresh wound
+//! its trefoil then survived all eight roundings tried with `TIE_UPTO=1` (main's and
+//! `gaps = true`, each plain and with `TIE_NUDGE=1, 2, 3`; six of eight at 1.5 s), but on the
+//! 3 mm wound it was undone in all three tried (main's, `gaps = true`, nudge 3) as the wound
+//! was pulled shut; and whole, the square with `gaps = true` and nudge 1 lost its second throw
+//! (its wraps left the jaws' tip without the tail at 21.5–22.0 s: the square's second back-out,
+//! [`BACKOUT_OTHER`], is the next narrow point) and the surgeon's with `gaps = true` ended a
+//! cinquefoil (its second throw not made); the granny tied in all four tried.
 //!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
