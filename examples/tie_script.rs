@@ -190,6 +190,16 @@
 //! [`BACKOUT_OTHER`], is the next narrow point) and the surgeon's with `gaps = true` ended a
 //! cinquefoil (its second throw not made); the granny tied in all four tried.
 //!
+//! Where the first throw is decided (`TIE_UPTO=1 TIE_DETAIL=6.9,7.6 … --run --near`, the
+//! fresh wound with `gaps = true`, plain and with `TIE_NUDGE=1`): the two runs agree to the
+//! printed digits until 7.345 s, when the wraps, held back at 0.5 N as the driver backs out,
+//! leave the jaws' tip in one step (+0.99 → −0.04 turns) and the next steps do not converge
+//! (4 of them where the trefoil stays, the pull settling at 0.34 N; 7 where it is undone, the
+//! pull falling to 0.18 N, the gap 0.75 mm). So the outcome is made by a snap the Newton
+//! solve does not resolve, not by the plan's geometry. Next: ease the long end's pull as the
+//! wraps reach the tip (a surgeon lets them come off), or resolve such steps (smaller steps
+//! where Newton does not converge).
+//!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
 //! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
