@@ -167,15 +167,17 @@
 //! |---|---|---|---|
 //! | main's (row by row) | square, gap −0.01 mm | granny, 0.21 mm | surgeon's, −0.04 mm |
 //! | `gaps = true` | square, −0.00 mm | granny, −0.01 mm | surgeon's, −0.07 mm |
-//! | row by row, `TIE_NUDGE=1` ([`nudge`]: each node moved ≤ 1 pm) | square, 0.34 mm | granny, −0.00 mm | — |
+//! | row by row, `TIE_NUDGE=1` ([`nudge`]: each node moved ≤ 1 pm) | square, 0.34 mm | granny, −0.00 mm | surgeon's, but the suture broke at 22.7 s (16.9 N) |
 //! | row by row, `TIE_NUDGE=2` | square, −0.00 mm | granny, 0.15 mm | — |
+//! | `gaps = true`, `TIE_NUDGE=1` | first throw undone (7.4 s) | first throw undone | — |
 //!
 //! Before, with the feeling, the square and the granny were each undone by one of the first
 //! two roundings. What is left narrow is the first throw, as its wraps leave the jaws' tip
 //! onto the tail held at its very end (der-imc.md §F6, [`TAIL_IN`]): on the fresh wound with
-//! `gaps = true` and `TIE_NUDGE=1` together (the test's nudge, 2026-11-29) the trefoil formed
-//! at 7.2 s is undone by 7.5 s as the wraps leave the tip (+1.03 → +0.01 turns), and the
-//! square is never tied (closest approach 0.007 mm at 23.6 s as the plan carries on). On the
+//! `gaps = true` and `TIE_NUDGE=1` together the trefoil formed at 7.2 s is undone by 7.5 s as
+//! the wraps leave the tip (+1.03 → +0.01 turns), and the square is never tied (closest
+//! approach 0.007 mm at 23.6 s as the plan carries on); and the surgeon's second throw can
+//! break the suture as it is laid. On the
 //! 3 mm wound (`TIE_UPTO=1 TIE_SCENE=scenes/instrument_tie.toml`) the first throw is a trefoil
 //! at 10.3 s with main's rounding and `TIE_NUDGE=1, 2, 4, 5`, and is undone with
 //! `gaps = true` and with `TIE_NUDGE=3`, at 8.3 and 8.4 s as the hands pull the wound shut (the
