@@ -198,9 +198,15 @@
 //! leave the jaws' tip in one step (+0.99 → −0.04 turns) and the next steps do not converge
 //! (4 of them where the trefoil stays, the pull settling at 0.34 N; 7 where it is undone, the
 //! pull falling to 0.18 N, the gap 0.75 mm). So the outcome is made by a snap the Newton
-//! solve does not resolve, not by the plan's geometry. Next: ease the long end's pull as the
-//! wraps reach the tip (a surgeon lets them come off), or resolve such steps (smaller steps
-//! where Newton does not converge).
+//! solve does not resolve, not by the plan's geometry. The tail taken 0.5 mm inside the tip
+//! instead of [`TAIL_IN`]'s 1 mm (`TIE_TAILIN=0.5`): the fresh wound's first throw survives
+//! all eight roundings tried (main's and `gaps = true`, each plain and with `TIE_NUDGE=1, 2,
+//! 3`; at 1.5 mm three of four), the 3 mm wound's one of four (main's, `gaps = true` and
+//! nudge 1 lose it as the wound is pulled shut); whole, the square ties with main's rounding
+//! and not with `gaps = true` and nudge 1, the granny the reverse (each a trefoil: the second
+//! throw lost). So each snap the plan passes through is a coin flip, and fixing one geometry
+//! shows the next. Next: resolve such steps (smaller steps where Newton does not converge),
+//! which would take them all at once, or ease the pull as wraps reach a tip.
 //!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
