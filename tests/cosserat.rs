@@ -492,6 +492,99 @@ impl suture::rod::NodePotential for Watch {
     }
 }
 
+/// A step that does not converge is re-solved as two half steps (`SolverConfig::subdivide`),
+/// and those are exactly the two steps of h/2 a rod without subdivision takes from the same
+/// state, to the bit: the halving rewinds to the step's start (positions, frames, velocities)
+/// and the second half starts from the first's velocities. A step that converges is left
+/// as it is, to the bit.
+#[test]
+fn a_subdivided_step_is_two_half_steps_to_the_bit() {
+    let p = nylon();
+    let h = 1e-3;
+    // Two Newton iterations: a kicked free end's first step does not converge in them, the
+    // rod at rest's does.
+    let capped = |subdivide| SolverConfig {
+        max_iterations: 2,
+        subdivide,
+        ..Default::default()
+    };
+    let state = |r: &CosseratRod| (r.x.clone(), r.v.clone(), r.q.clone(), r.omega.clone());
+    let kicked = |subdivide| {
+        let mut r = rod(&p, 0.1, 20, CANTILEVER, capped(subdivide));
+        let n = r.segments();
+        r.v[n] = Vec3::new(0.0, 0.5, 0.0);
+        r
+    };
+    let (mut whole, mut halves, mut plain) = (kicked(1), kicked(0), kicked(0));
+    let d = drive_for(&whole);
+    let alone = plain.step(h, &d).expect("step");
+    assert!(
+        !alone.converged,
+        "the full step converged: the test shows nothing"
+    );
+    let rep = whole.step(h, &d).expect("step");
+    let a = halves.step(0.5 * h, &d).expect("first half");
+    let b = halves.step(0.5 * h, &d).expect("second half");
+    assert_eq!(rep.subdivisions, 1);
+    assert_eq!(rep.converged, a.converged && b.converged);
+    assert_eq!(
+        rep.iterations,
+        alone.iterations + a.iterations + b.iterations
+    );
+    assert!(state(&whole) == state(&halves), "not the two half steps");
+    // A converged step is not subdivided.
+    let mut calm = rod(&p, 0.1, 20, CANTILEVER, capped(3));
+    let mut calm0 = rod(&p, 0.1, 20, CANTILEVER, capped(0));
+    let (r3, r0) = (
+        calm.step(h, &d).expect("step"),
+        calm0.step(h, &d).expect("step"),
+    );
+    assert!(
+        r0.converged,
+        "the calm step did not converge: the test shows nothing"
+    );
+    assert_eq!((r3.subdivisions, r3.iterations), (0, r0.iterations));
+    assert!(state(&calm) == state(&calm0));
+}
+
+/// Halving resolves what the iteration cap cannot: a step of a hard-kicked rod (30 m/s at the
+/// free end) left unconverged at a cap of 8 Newton iterations is, halved once, two converged
+/// half steps (each within the same cap), and a 10 m/s kick's step at a cap of 5 converges
+/// halved twice. Halving is a re-solve, not a longer budget: every half starts from the
+/// converged state before it.
+#[test]
+fn subdivision_converges_where_the_whole_step_does_not() {
+    let p = nylon();
+    let h = 1e-3;
+    for (kick, cap, depth) in [(30.0, 8, 1), (10.0, 5, 2)] {
+        let kicked = |subdivide| {
+            let config = SolverConfig {
+                max_iterations: cap,
+                subdivide,
+                ..Default::default()
+            };
+            let mut r = rod(&p, 0.1, 20, CANTILEVER, config);
+            let n = r.segments();
+            r.v[n] = Vec3::new(0.0, kick, 0.0);
+            r
+        };
+        let (mut capped, mut halved) = (kicked(0), kicked(depth));
+        let d = drive_for(&capped);
+        let c = capped.step(h, &d).expect("step");
+        let s = halved.step(h, &d).expect("step");
+        println!(
+            "kick {kick} m/s, cap {cap}: whole converged {}; halved {} times, converged {}, {} iterations",
+            c.converged, s.subdivisions, s.converged, s.iterations
+        );
+        assert!(
+            !c.converged,
+            "the capped step converged: the test shows nothing"
+        );
+        assert!(s.converged && s.subdivisions > 0, "{s:?}");
+        assert!(s.residual <= c.residual, "{s:?}");
+    }
+}
+
 /// A step whose Newton solve did not converge and whose last iterate moves a node faster than
 /// `RUNAWAY_SPEED` (100 m/s) is refused and rolled back, as a non-finite one is; an unconverged
 /// step at a speed a hand could give is kept (the solver's iteration cap is a budget, not an

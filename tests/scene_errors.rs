@@ -46,6 +46,14 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/gaps_pd.toml:5:8: solver.gaps solves Newton steps: it applies to models "cosserat" and "der" with solver = "newton" only"#,
     ),
     (
+        "tests/fixtures/bad/subdivide_der.toml",
+        r#"tests/fixtures/bad/subdivide_der.toml:4:13: solver.subdivide halves unconverged Newton steps: it applies to model "cosserat" with solver = "newton" only"#,
+    ),
+    (
+        "tests/fixtures/bad/subdivide_range.toml",
+        r#"tests/fixtures/bad/subdivide_range.toml:4:13: solver.subdivide must be in 0..=4 halvings [-], got 9"#,
+    ),
+    (
         "tests/fixtures/bad/contact_hessian_no_contact.toml",
         r#"tests/fixtures/bad/contact_hessian_no_contact.toml:3:24: self_contact_hessian needs self_contact = true"#,
     ),

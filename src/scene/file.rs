@@ -346,6 +346,9 @@ pub struct SolverSection {
     /// knot's clusters of contact by transfer maps (docs/derivations/banded.md §5); default
     /// false.
     pub gaps: Option<bool>,
+    /// Cosserat Newton: halvings a step that does not converge may take (0..=4,
+    /// `SolverConfig::subdivide`); default 0.
+    pub subdivide: Option<i64>,
 }
 
 /// `[[rods]]`.

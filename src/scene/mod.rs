@@ -36,6 +36,11 @@ pub const MAX_TISSUE_NODES: usize = 600;
 /// Default number of elements per rod.
 pub const DEFAULT_ELEMENTS: usize = 50;
 
+/// Most halvings of an unconverged step (`[solver] subdivide`): a 1 ms step down to 62.5 µs.
+/// Each level can double a stalled step's cost, so more would let one step outlast many of the
+/// real-time loop's periods.
+pub const MAX_SUBDIVIDE: i64 = 4;
+
 /// The physical range of `[solver] dt` [s], inclusive: 1 µs to 100 ms. `dt` is the physics
 /// period of the real-time loop (and the step of `suture simulate`). Below 1 µs no step of
 /// any model runs in real time (a STRANDS sweep of 200 nodes alone takes ~20 µs), and below
@@ -418,6 +423,22 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             "solves Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
         ));
     }
+    let subdivide = match sf.solver.subdivide {
+        Some(_) if model != ModelName::Cosserat || method == Method::Pd => {
+            return Err(ctx.err(
+                &[Key("solver"), Key("subdivide")],
+                "halves unconverged Newton steps: it applies to model \"cosserat\" with solver = \"newton\" only".to_string(),
+            ));
+        }
+        Some(k) if (0..=MAX_SUBDIVIDE).contains(&k) => k as usize,
+        Some(k) => {
+            return Err(ctx.err(
+                &[Key("solver"), Key("subdivide")],
+                format!("must be in 0..={MAX_SUBDIVIDE} halvings [-], got {k}"),
+            ));
+        }
+        None => 0,
+    };
     if sf.solver.indefinite.is_some() && (strands || method == Method::Pd) {
         return Err(ctx.err(
             &[Key("solver"), Key("indefinite")],
@@ -445,6 +466,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         refine_steps: sf.solver.refine.unwrap_or(false),
         indefinite_band: sf.solver.indefinite.unwrap_or(true),
         cross_gaps: sf.solver.gaps.unwrap_or(false),
+        subdivide,
         ..Default::default()
     };
     if let Some(t) = sf.solver.tolerance {

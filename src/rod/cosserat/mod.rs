@@ -47,6 +47,9 @@ pub(crate) struct Work {
     /// Velocities at the start of the step (for re-solves).
     pub v_start: Vec<Vec3>,
     pub omega_start: Vec<Vec3>,
+    /// The whole state at the start of a subdivided step (`SolverConfig::subdivide`):
+    /// positions, frames, velocities, angular velocities.
+    pub checkpoint: (Vec<Vec3>, Vec<Quat>, Vec<Vec3>, Vec<Vec3>),
 }
 
 /// One dynamic Cosserat rod: state, parameters, held ends and solver settings.
@@ -109,6 +112,12 @@ impl CosseratRod {
             held_prev: (frames[0], frames[n - 1]),
             v_start: vec![Vec3::zeros(); n + 1],
             omega_start: vec![Vec3::zeros(); n],
+            checkpoint: (
+                positions.clone(),
+                frames.clone(),
+                vec![Vec3::zeros(); n + 1],
+                vec![Vec3::zeros(); n],
+            ),
         };
         let held_frames = (frames[0], frames[n - 1]);
         CosseratRod {
@@ -177,7 +186,8 @@ impl CosseratRod {
         } = params;
         // Scratch of one step: `begin_step` (the start and the prediction), the strains at
         // the step's start, `hold` (velocities and frames for re-solves), the trial point of
-        // a line search, and PD's factor (a cache of the step size and ends).
+        // a line search, PD's factor (a cache of the step size and ends), and the start of a
+        // subdivided step.
         let Work {
             sys: _,
             x_prev: _,
@@ -193,6 +203,7 @@ impl CosseratRod {
             held_prev: _,
             v_start: _,
             omega_start: _,
+            checkpoint: _,
         } = work;
         d.vec3s(x);
         d.vec3s(v);

@@ -318,6 +318,34 @@ impl ImplicitRod for CosseratRod {
             Method::Pd => super::pd::step(self, p),
         }
     }
+    fn subdivisions(&self) -> usize {
+        match self.config.method {
+            Method::Newton => self.config.subdivide,
+            Method::Pd => 0,
+        }
+    }
+    fn checkpoint(&mut self) {
+        let (x, q, v, omega) = &mut self.work.checkpoint;
+        x.copy_from_slice(&self.x);
+        q.copy_from_slice(&self.q);
+        v.copy_from_slice(&self.v);
+        omega.copy_from_slice(&self.omega);
+    }
+    fn to_checkpoint(&mut self) {
+        let (x, q, v, omega) = &self.work.checkpoint;
+        self.x.copy_from_slice(x);
+        self.q.copy_from_slice(q);
+        self.v.copy_from_slice(v);
+        self.omega.copy_from_slice(omega);
+        self.work.x_prev.copy_from_slice(x);
+        self.work.q_prev.copy_from_slice(q);
+        self.work.v_start.copy_from_slice(v);
+        self.work.omega_start.copy_from_slice(omega);
+    }
+    fn restart(&mut self) {
+        self.work.v_start.copy_from_slice(&self.v);
+        self.work.omega_start.copy_from_slice(&self.omega);
+    }
 }
 
 /// One implicit step of length `problem.h` [s].

@@ -81,6 +81,15 @@ pub struct SolverConfig {
     /// scripted ties are narrow paths that a change in rounding leaves (docs/performance.md,
     /// "Crossing the gaps").
     pub cross_gaps: bool,
+    /// Newton (Cosserat rod): how many times a step that does not converge (or fails) is
+    /// re-solved from its start as two steps of half the length, each of which may be halved
+    /// again, down to `h / 2^subdivide`. 0 (the default) leaves every step as it was. A step
+    /// that converges at full length is untouched to the bit; one that does not is taken by
+    /// shorter implicit steps against the same end-of-step targets (the contact geometry,
+    /// the grasps and the held ends are posed at the step's end, as for the whole step), so
+    /// a fast event such as a wrap snapping off a jaw's tip is resolved rather than left at
+    /// the iteration cap (docs/derivations/der-imc.md §F12).
+    pub subdivide: usize,
 }
 
 impl Default for SolverConfig {
@@ -93,6 +102,7 @@ impl Default for SolverConfig {
             refine_steps: false,
             indefinite_band: true,
             cross_gaps: false,
+            subdivide: 0,
         }
     }
 }
@@ -239,6 +249,8 @@ pub struct SolverReport {
     pub external_energy: f64,
     /// Re-solves requested by the external potential (stiffness raised) [-].
     pub retries: usize,
+    /// Spans re-solved as two half spans ([`SolverConfig::subdivide`]) [-].
+    pub subdivisions: usize,
 }
 
 impl SolverReport {
@@ -346,6 +358,94 @@ pub(crate) trait ImplicitRod: newton::NewtonRod {
     /// One implicit step of `step.h` [s] (always `Some`) under `step.drive`; on an error the
     /// configuration is restored to the step's start.
     fn solve_step(&mut self, step: &Problem) -> Result<SolverReport, SolverError>;
+    /// Halvings a step that does not converge may take ([`SolverConfig::subdivide`]); 0
+    /// where the model does not subdivide.
+    fn subdivisions(&self) -> usize {
+        0
+    }
+    /// Remember the whole state at a step's start (configuration and velocities) for a
+    /// subdivided step. Only called where [`ImplicitRod::subdivisions`] is above 0.
+    fn checkpoint(&mut self) {}
+    /// Return to the state [`ImplicitRod::checkpoint`] remembered.
+    fn to_checkpoint(&mut self) {}
+    /// The current state starts a new span: its velocities are what
+    /// [`ImplicitRod::rewind`] returns to (the held frames stay as [`ImplicitRod::hold`] set
+    /// them).
+    fn restart(&mut self) {}
+}
+
+/// One span of `h` [s] from the current state under `drive`, re-solved while the potentials
+/// ask for it; where it does not converge (or fails) and `depth` > 0, re-solved from its
+/// start as two spans of `h / 2`, each with `depth - 1`. On an error the configuration is
+/// back at the span's start when `depth` is 0 (the solver's own rollback), and somewhere
+/// inside the span otherwise: the caller returns to its checkpoint.
+fn solve_span<R: ImplicitRod>(
+    rod: &mut R,
+    h: f64,
+    drive: &Drive,
+    pot: &mut Potentials<'_, '_>,
+    depth: usize,
+) -> Result<SolverReport, SolverError> {
+    let whole = solve_retrying(rod, h, drive, pot);
+    match &whole {
+        Ok(rep) if rep.converged => return whole,
+        _ if depth == 0 => return whole,
+        _ => {}
+    }
+    let spent = whole.as_ref().map_or(0, |rep| rep.iterations);
+    // Back to the span's start: every solve of the attempt started there (its retries
+    // rewind), so the solver's saved configuration and velocities are the span's start.
+    rod.rewind();
+    let first = solve_span(rod, 0.5 * h, drive, pot, depth - 1)?;
+    rod.restart();
+    let mut rep = solve_span(rod, 0.5 * h, drive, pot, depth - 1)?;
+    rep.iterations += first.iterations + spent;
+    rep.converged &= first.converged;
+    rep.residual = rep.residual.max(first.residual);
+    rep.shifts += first.shifts;
+    rep.refinements += first.refinements;
+    rep.indefinite_steps += first.indefinite_steps;
+    rep.max_stretch = rep.max_stretch.max(first.max_stretch);
+    rep.max_quaternion_error = rep.max_quaternion_error.max(first.max_quaternion_error);
+    rep.retries += first.retries;
+    rep.subdivisions += first.subdivisions + 1;
+    Ok(rep)
+}
+
+/// One solve of a span of `h` [s], re-solved from its start while the potentials ask for it
+/// (up to [`MAX_POTENTIAL_RETRIES`] times).
+fn solve_retrying<R: ImplicitRod>(
+    rod: &mut R,
+    h: f64,
+    drive: &Drive,
+    pot: &mut Potentials<'_, '_>,
+) -> Result<SolverReport, SolverError> {
+    let mut retries = 0;
+    loop {
+        pot.begin(rod.node_positions(), Some(h));
+        let step = Problem {
+            h: Some(h),
+            drive,
+            pot,
+        };
+        let mut rep = rod.solve_step(&step)?;
+        // A solve that has run away is refused before the potentials check its state:
+        // their checks assume motion a hand could give (self-contact's swept test samples
+        // each pair's path at a tenth of a millimetre: a runaway step kept it running for
+        // over ten minutes in the live first throw of 2026-11-28, docs/reliability.md).
+        let speed = rod.max_node_speed();
+        if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
+            rod.rewind();
+            return Err(SolverError::Runaway { speed });
+        }
+        if pot.accept(rod.node_positions()) || retries == MAX_POTENTIAL_RETRIES {
+            rep.retries = retries;
+            rep.external_energy = pot.evaluate(rod.node_positions(), None);
+            return Ok(rep);
+        }
+        retries += 1;
+        rod.rewind();
+    }
 }
 
 impl<R: ImplicitRod> DynamicRod for R {
@@ -357,38 +457,19 @@ impl<R: ImplicitRod> DynamicRod for R {
     ) -> Result<SolverReport, SolverError> {
         let mut pot = Potentials(pots);
         self.hold(drive);
-        let mut retries = 0;
-        loop {
-            pot.begin(self.node_positions(), Some(h));
-            let step = Problem {
-                h: Some(h),
-                drive,
-                pot: &pot,
-            };
-            let mut rep = match self.solve_step(&step) {
-                Err(e) => {
-                    self.release();
-                    return Err(e);
+        let depth = self.subdivisions();
+        if depth > 0 {
+            self.checkpoint();
+        }
+        match solve_span(self, h, drive, &mut pot, depth) {
+            Ok(rep) => Ok(rep),
+            Err(e) => {
+                if depth > 0 {
+                    self.to_checkpoint();
                 }
-                Ok(rep) => rep,
-            };
-            // A solve that has run away is refused before the potentials check its state:
-            // their checks assume motion a hand could give (self-contact's swept test samples
-            // each pair's path at a tenth of a millimetre: a runaway step kept it running for
-            // over ten minutes in the live first throw of 2026-11-28, docs/reliability.md).
-            let speed = self.max_node_speed();
-            if !rep.converged && (speed > RUNAWAY_SPEED || speed.is_nan()) {
-                self.rewind();
                 self.release();
-                return Err(SolverError::Runaway { speed });
+                Err(e)
             }
-            if pot.accept(self.node_positions()) || retries == MAX_POTENTIAL_RETRIES {
-                rep.retries = retries;
-                rep.external_energy = pot.evaluate(self.node_positions(), None);
-                return Ok(rep);
-            }
-            retries += 1;
-            self.rewind();
         }
     }
 
