@@ -208,6 +208,20 @@
 //! shows the next. Next: resolve such steps (smaller steps where Newton does not converge),
 //! which would take them all at once, or ease the pull as wraps reach a tip.
 //!
+//! Unconverged steps halved (2026-11-29, third session; `[solver] subdivide = 4`,
+//! der-imc.md §F12; the tables in docs/performance.md, "Halving unconverged steps"): the snap
+//! converges in halved steps and the 3 mm wound's first throw is kept under all eight
+//! roundings tried (main's and `gaps = true`, each plain and with `TIE_NUDGE=1, 2, 3`), so
+//! scenes/instrument_tie.toml halves steps. On the fresh wound the whole knots then meet the
+//! later throws' narrow points: the second throw is lost as the hands begin to cross (the
+//! square and the surgeon's under main's rounding, the surgeon's under `gaps = true`: the ends'
+//! pull falls from about 1 N to 0.2 N as the paths bring the hands nearer the knot faster than
+//! the feel lets them out), and, with the crossing's gains raised to 6 mm/N and 4 mm a look
+//! ([`CROSS_GAIN_MM`]), the square's second wraps leave the jaws without the tail under
+//! `gaps = true` with `TIE_NUDGE=1` (the back-out, [`BACKOUT_OTHER`]). So the fresh scene does
+//! not halve steps yet. Next: a crossing that keeps its ends' pull from the start (the hands
+//! lead with the feel, not the path), then the square's second back-out.
+//!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
 //! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
@@ -961,6 +975,20 @@ const LAY_PULL: f64 = 3.0;
 /// and the granny's second throw came undone; keeping 0.5 N it holds (granny, 0.33 mm with a
 /// 1.2 N lay), while keeping 1.0 N pulls the square's first throw out (not a knot, 1.29 mm).
 const CROSS_PULL: f64 = 0.5;
+
+/// How far a crossing hand moves out per newton its end pulls short of [`CROSS_PULL`]
+/// [mm/N], and at most in one look (0.1 s) [mm] (`TIE_CROSSGAIN`, `TIE_CROSSSTEP`). The paths
+/// bring both hands 9–15 mm nearer the knot in 1.5 s and the hands fall behind: on the square
+/// (fresh wound, with unconverged steps halved, `[solver] subdivide = 4`; 2026-11-29, third
+/// session) the most tension in the suture fell from 1.0 N to 0.15–0.35 N within 0.3 s of
+/// the crossing's start and stayed near 0.2 N, and its second throw came undone there under
+/// one rounding and held under two.
+/// At 6 mm/N and 4 mm a look (`TIE_CROSSGAIN=6 TIE_CROSSSTEP=4`) it dips to 0.23 N in the
+/// first 0.3 s and is back over 0.5 N 0.8 s in, and that square ties; kept at these values
+/// while the fresh scene does not halve steps (its ties are tuned to today's trajectory).
+const CROSS_GAIN_MM: f64 = 2.0;
+/// See [`CROSS_GAIN_MM`].
+const CROSS_STEP_MM: f64 = 1.5;
 
 /// How long the hands feel their ends laying a later throw down [s] (`TIE_LAYT`).
 const LAY_TIME: f64 = 3.0;
@@ -1833,8 +1861,8 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 let tip0 = h0 + d * jaw;
                 let (lp, lq) = left.pose(t);
                 let sw0 = lp + lq * swage_off;
-                let gain = env_f("TIE_CROSSGAIN", 2.0) * 1e-3;
-                let step = env_f("TIE_CROSSSTEP", 1.5) * 1e-3;
+                let gain = env_f("TIE_CROSSGAIN", CROSS_GAIN_MM) * 1e-3;
+                let step = env_f("TIE_CROSSSTEP", CROSS_STEP_MM) * 1e-3;
                 let k_n = (cross_t * 10.0).round().max(1.0) as usize;
                 let (mut dr_r, mut dr_l) = (0.0, 0.0);
                 let (mut ur, mut ul) = (Vec3::zeros(), Vec3::zeros());
