@@ -50,6 +50,8 @@ pub(crate) struct Work {
     /// The whole state at the start of a subdivided step (`SolverConfig::subdivide`):
     /// positions, frames, velocities, angular velocities.
     pub checkpoint: (Vec<Vec3>, Vec<Quat>, Vec<Vec3>, Vec<Vec3>),
+    /// The held frames before that step (`held_prev` at its start).
+    pub checkpoint_held: (Quat, Quat),
 }
 
 /// One dynamic Cosserat rod: state, parameters, held ends and solver settings.
@@ -118,6 +120,7 @@ impl CosseratRod {
                 vec![Vec3::zeros(); n + 1],
                 vec![Vec3::zeros(); n],
             ),
+            checkpoint_held: (frames[0], frames[n - 1]),
         };
         let held_frames = (frames[0], frames[n - 1]);
         CosseratRod {
@@ -204,6 +207,7 @@ impl CosseratRod {
             v_start: _,
             omega_start: _,
             checkpoint: _,
+            checkpoint_held: _,
         } = work;
         d.vec3s(x);
         d.vec3s(v);

@@ -325,6 +325,7 @@ impl ImplicitRod for CosseratRod {
         }
     }
     fn checkpoint(&mut self) {
+        self.work.checkpoint_held = self.work.held_prev;
         let (x, q, v, omega) = &mut self.work.checkpoint;
         x.copy_from_slice(&self.x);
         q.copy_from_slice(&self.q);
@@ -341,10 +342,14 @@ impl ImplicitRod for CosseratRod {
         self.work.q_prev.copy_from_slice(q);
         self.work.v_start.copy_from_slice(v);
         self.work.omega_start.copy_from_slice(omega);
+        self.work.held_prev = self.work.checkpoint_held;
     }
+    /// The second half starts where the first ended: its velocities, and (the midpoint rule's
+    /// half-way frame) the held frames the first half reached.
     fn restart(&mut self) {
         self.work.v_start.copy_from_slice(&self.v);
         self.work.omega_start.copy_from_slice(&self.omega);
+        self.work.held_prev = self.held_frames;
     }
 }
 
