@@ -521,8 +521,7 @@ fn a_subdivided_step_is_two_half_steps_to_the_bit() {
         };
         let (mut whole, mut halves, mut plain) = (kicked(1), kicked(0), kicked(0));
         let mut d = drive_for(&whole);
-        d.start.rotation =
-            d.start.rotation * suture::math::Quat::from_axis_angle(&Vec3::z_axis(), 0.3);
+        d.start.rotation *= suture::math::Quat::from_axis_angle(&Vec3::z_axis(), 0.3);
         let alone = plain.step(h, &d).expect("step");
         assert!(
             !alone.converged,
