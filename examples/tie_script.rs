@@ -219,8 +219,10 @@
 //! the feel lets them out), and, with the crossing's gains raised to 6 mm/N and 4 mm a look
 //! ([`CROSS_GAIN_MM`]), the square's second wraps leave the jaws without the tail under
 //! `gaps = true` with `TIE_NUDGE=1` (the back-out, [`BACKOUT_OTHER`]). So the fresh scene does
-//! not halve steps yet. Next: a crossing that keeps its ends' pull from the start (the hands
-//! lead with the feel, not the path), then the square's second back-out.
+//! not halve steps yet. Keeping 1.0 N as the hands cross (`TIE_CROSSPULL=1.0`, gains 6/4)
+//! the surgeon's ties under main's rounding, while the square's single first throw is drawn
+//! open (0.97 mm). Next: the crossing's pull chosen for the first throw (firmer over a double
+//! throw), then the square's second back-out.
 //!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
