@@ -368,8 +368,9 @@ pub(crate) trait ImplicitRod: newton::NewtonRod {
     fn checkpoint(&mut self) {}
     /// Return to the state [`ImplicitRod::checkpoint`] remembered.
     fn to_checkpoint(&mut self) {}
-    /// The current state starts a new span: its velocities are what
-    /// [`ImplicitRod::rewind`] returns to (the held frames stay as [`ImplicitRod::hold`] set
+    /// The current state starts a new span of the same step: its velocities are what
+    /// [`ImplicitRod::rewind`] returns to, and the held frames it starts from are the ones
+    /// the previous span reached (the drive's targets stay as [`ImplicitRod::hold`] took
     /// them).
     fn restart(&mut self) {}
 }
