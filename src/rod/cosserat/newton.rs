@@ -333,16 +333,14 @@ impl ImplicitRod for CosseratRod {
         omega.copy_from_slice(&self.omega);
     }
     fn to_checkpoint(&mut self) {
-        let (x, q, v, omega) = &self.work.checkpoint;
-        self.x.copy_from_slice(x);
-        self.q.copy_from_slice(q);
-        self.v.copy_from_slice(v);
-        self.omega.copy_from_slice(omega);
-        self.work.x_prev.copy_from_slice(x);
-        self.work.q_prev.copy_from_slice(q);
-        self.work.v_start.copy_from_slice(v);
-        self.work.omega_start.copy_from_slice(omega);
-        self.work.held_prev = self.work.checkpoint_held;
+        let w = &mut self.work;
+        let (x, q, v, omega) = &w.checkpoint;
+        w.x_prev.copy_from_slice(x);
+        w.q_prev.copy_from_slice(q);
+        w.v_start.copy_from_slice(v);
+        w.omega_start.copy_from_slice(omega);
+        w.held_prev = w.checkpoint_held;
+        self.rewind();
     }
     /// The second half starts where the first ended: its velocities, and (the midpoint rule's
     /// half-way frame) the held frames the first half reached.

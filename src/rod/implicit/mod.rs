@@ -364,7 +364,7 @@ pub(crate) trait ImplicitRod: newton::NewtonRod {
         0
     }
     /// Remember the whole state at a step's start (configuration and velocities) for a
-    /// subdivided step. Only called where [`ImplicitRod::subdivisions`] is above 0.
+    /// subdivided step, once it is split (the state is then at the step's start).
     fn checkpoint(&mut self) {}
     /// Return to the state [`ImplicitRod::checkpoint`] remembered.
     fn to_checkpoint(&mut self) {}
@@ -376,10 +376,7 @@ pub(crate) trait ImplicitRod: newton::NewtonRod {
 }
 
 /// One span of `h` [s] from the current state under `drive`, re-solved while the potentials
-/// ask for it; where it does not converge (or fails) and `depth` > 0, re-solved from its
-/// start as two spans of `h / 2`, each with `depth - 1`. On an error the configuration is
-/// back at the span's start when `depth` is 0 (the solver's own rollback), and somewhere
-/// inside the span otherwise: the caller returns to its checkpoint.
+/// ask for it; where it does not converge (or fails) and `depth` > 0, split ([`split_span`]).
 fn solve_span<R: ImplicitRod>(
     rod: &mut R,
     h: f64,
@@ -389,10 +386,23 @@ fn solve_span<R: ImplicitRod>(
 ) -> Result<SolverReport, SolverError> {
     let whole = solve_retrying(rod, h, drive, pot);
     match &whole {
-        Ok(rep) if rep.converged => return whole,
-        _ if depth == 0 => return whole,
-        _ => {}
+        Ok(rep) if rep.converged => whole,
+        _ if depth == 0 => whole,
+        _ => split_span(rod, h, drive, pot, depth, &whole),
     }
+}
+
+/// A span of `h` [s] whose solve (`whole`) did not converge or failed, re-solved from its
+/// start as two spans of `h / 2`, each with `depth - 1`. On an error the configuration is
+/// somewhere inside the span: the caller returns to its checkpoint.
+fn split_span<R: ImplicitRod>(
+    rod: &mut R,
+    h: f64,
+    drive: &Drive,
+    pot: &mut Potentials<'_, '_>,
+    depth: usize,
+    whole: &Result<SolverReport, SolverError>,
+) -> Result<SolverReport, SolverError> {
     let spent = whole.as_ref().map_or(0, |rep| rep.iterations);
     // Back to the span's start: every solve of the attempt started there (its retries
     // rewind), so the solver's saved configuration and velocities are the span's start.
@@ -459,19 +469,26 @@ impl<R: ImplicitRod> DynamicRod for R {
         let mut pot = Potentials(pots);
         self.hold(drive);
         let depth = self.subdivisions();
-        if depth > 0 {
-            self.checkpoint();
-        }
-        match solve_span(self, h, drive, &mut pot, depth) {
-            Ok(rep) => Ok(rep),
-            Err(e) => {
-                if depth > 0 {
+        let whole = solve_retrying(self, h, drive, &mut pot);
+        let rep = match &whole {
+            Ok(rep) if rep.converged => whole,
+            _ if depth == 0 => whole,
+            _ => {
+                // The step's start is remembered only when a step is split (the whole
+                // attempt's failure left the solver able to rewind to it).
+                self.rewind();
+                self.checkpoint();
+                let split = split_span(self, h, drive, &mut pot, depth, &whole);
+                if split.is_err() {
                     self.to_checkpoint();
                 }
-                self.release();
-                Err(e)
+                split
             }
+        };
+        if rep.is_err() {
+            self.release();
         }
+        rep
     }
 
     fn equilibrate_with(
