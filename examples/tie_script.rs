@@ -223,6 +223,17 @@
 //! the surgeon's ties under main's rounding, while the square's single first throw is drawn
 //! open (0.97 mm). Next: the crossing's pull chosen for the first throw (firmer over a double
 //! throw), then the square's second back-out.
+//! Tried (2026-11-29, fourth session; docs/performance.md, "Halving unconverged steps"): with
+//! steps halved, the crossing at 6/4 and 1.0 N kept over a double first throw
+//! (`TIE_CROSSPULL2=1.0`), 13 of 16 roundings tie on the fresh wound, against 10 of 13 as the
+//! scene is; the three left undone are the second orbit's end under `TIE_NUDGE=2` (the square
+//! and the surgeon's: the long end's pull falls to 0.01 N and the first throw opens) and the
+//! square's second back-out under `gaps` with nudge 1. Feeling the orbit faster
+//! (`TIE_ORBITGAIN=6 TIE_ORBITSTEP=4`) ties the first of those and undoes five others, and a
+//! back-out by feel (the left hand keeping 0.5 N) undid both squares it was tried on. So the
+//! fresh scene keeps its plan and its solver: each narrow point fixed by a faster feel moves
+//! the others, and the next step is a plan whose every hand move is closed on what it feels
+//! (the orbit's end, the back-out), measured over the whole matrix at once.
 //!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
@@ -399,7 +410,7 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_CONE`, `TIE_WRAPAT2`, `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSGAIN`,
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSPULL2`, `TIE_ORBITGAIN`, `TIE_ORBITSTEP`, `TIE_CROSSGAIN`,
 //! `TIE_CROSSSTEP`, `TIE_CROSSLOG` (the later throws' crossing, step 4'), `TIE_LAY`, `TIE_LAYT`
 //! (their lay), `TIE_GRASPLOG` (the grasp of the tail, look by look).
 //!
@@ -1551,7 +1562,11 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
             right.at(tk, hinge, q);
             let w = eye.look(right, left, tk);
             let f = needle_pull(w);
-            *dr += ((keep_pull() - f) * 0.002).clamp(-0.0015, 0.0015);
+            // `TIE_ORBITGAIN=MM`, `TIE_ORBITSTEP=MM` (development aids): the gain per newton
+            // and the largest move of a look (2 and 1.5).
+            let gain = env_f("TIE_ORBITGAIN", 2.0) * 1e-3;
+            let step = env_f("TIE_ORBITSTEP", 1.5) * 1e-3;
+            *dr += ((keep_pull() - f) * gain).clamp(-step, step);
             *lift += lift_for(needle_low(w));
         };
         // With the long end pulled (after the first throw) the orbit starts at the swage's
@@ -1855,7 +1870,13 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
                 .ok()
                 .map_or(0.030, |v| v.parse::<f64>().expect("TIE_CROSSX: mm") * 1e-3);
             let mut sw = Vec3::new(-side * cross_x, 0.004, 0.0);
-            let cross_pull = env_f("TIE_CROSSPULL", CROSS_PULL);
+            // `TIE_CROSSPULL2=N` (a development aid): the crossing's pull over a double first
+            // throw (the surgeon's), [`CROSS_PULL`] unless given.
+            let cross_pull = if throws[0].1 > 1 {
+                env_f("TIE_CROSSPULL2", env_f("TIE_CROSSPULL", CROSS_PULL))
+            } else {
+                env_f("TIE_CROSSPULL", CROSS_PULL)
+            };
             if cross_pull >= 0.0 {
                 // Crossing by feel: each hand goes over on its straight path, pushed out
                 // along the line from the exit hole by what it has taken up so far.
