@@ -896,32 +896,20 @@ impl Tissue {
 
 /// `z = A b` for a symmetric `A` (column-major, so row `r` is the contiguous column `r`):
 /// each `z_r` is the dot product of column `r` with `b`, summed in index order from −0.0 as
-/// `Iterator::sum` does, so the result is bit for bit that of the plain loop; four columns are
-/// summed side by side, which hides the latency of the additions (about 3× faster).
+/// `Iterator::sum` does, so the result is bit for bit that of the plain loop. Sixteen columns
+/// are summed side by side (then eight, four, and one at a time), which hides the latency of
+/// the additions: on a half's 297 × 297 inverse sixteen took 0.6–0.8 of the time of four
+/// (a micro-benchmark run alternately on the shared VM), four about a third of one
+/// (docs/performance.md, "Suturing step").
 fn sym_mul(a: &DMatrix<f64>, b: &[f64], z: &mut [f64]) {
     let n = z.len();
     debug_assert!(a.nrows() == n && a.ncols() == n && b.len() >= n);
     let s = a.as_slice();
     let b = &b[..n];
     let mut r = 0;
-    while r + 4 <= n {
-        let (c0, c1, c2, c3) = (
-            &s[r * n..(r + 1) * n],
-            &s[(r + 1) * n..(r + 2) * n],
-            &s[(r + 2) * n..(r + 3) * n],
-            &s[(r + 3) * n..(r + 4) * n],
-        );
-        let mut acc = [-0.0f64; 4];
-        for k in 0..n {
-            let bk = b[k];
-            acc[0] += c0[k] * bk;
-            acc[1] += c1[k] * bk;
-            acc[2] += c2[k] * bk;
-            acc[3] += c3[k] * bk;
-        }
-        z[r..r + 4].copy_from_slice(&acc);
-        r += 4;
-    }
+    r = sym_mul_columns::<16>(s, b, z, r);
+    r = sym_mul_columns::<8>(s, b, z, r);
+    r = sym_mul_columns::<4>(s, b, z, r);
     for (rr, zr) in z.iter_mut().enumerate().skip(r) {
         *zr = s[rr * n..(rr + 1) * n]
             .iter()
@@ -929,6 +917,25 @@ fn sym_mul(a: &DMatrix<f64>, b: &[f64], z: &mut [f64]) {
             .map(|(x, y)| x * y)
             .sum();
     }
+}
+
+/// [`sym_mul`]'s rows from `r` on in blocks of `W` side by side, while a whole block is left;
+/// returns the first row not done.
+#[inline(always)]
+fn sym_mul_columns<const W: usize>(s: &[f64], b: &[f64], z: &mut [f64], mut r: usize) -> usize {
+    let n = z.len();
+    while r + W <= n {
+        let c: [&[f64]; W] = std::array::from_fn(|j| &s[(r + j) * n..(r + j + 1) * n]);
+        let mut acc = [-0.0f64; W];
+        for (k, &bk) in b.iter().enumerate() {
+            for (a, col) in acc.iter_mut().zip(&c) {
+                *a += col[k] * bk;
+            }
+        }
+        z[r..r + W].copy_from_slice(&acc);
+        r += W;
+    }
+    r
 }
 
 #[cfg(test)]
@@ -1015,7 +1022,7 @@ mod tests {
             seed ^= seed << 17;
             (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
-        for n in [1, 3, 4, 7, 8, 13, 297] {
+        for n in [1, 3, 4, 7, 8, 12, 13, 16, 20, 29, 297] {
             let mut a = DMatrix::<f64>::zeros(n, n);
             for i in 0..n {
                 for j in 0..=i {
