@@ -2,7 +2,8 @@
 //! (as `suture replay --headless --verify` does) and time every step, unpaced, on one core.
 //! Prints, per window of simulated time, the mean and longest step [µs], the steps over 1 ms,
 //! the Newton iterations (mean, most) and the unconverged steps; with `--steps FILE` also
-//! writes one CSV line per step (step, time, µs, iterations, converged); with `--trace A:B` prints
+//! writes one CSV line per step (step, time, µs, iterations, converged, the suture's
+//! self-contact candidate pairs and pairs within contact); with `--trace A:B` prints
 //! the suture's holes, its contact and channel forces and nodes 30–49 (`STEP_PROFILE_NODES=A:B`
 //! for others) after steps A..B; with
 //! `--edit 'OLD=>NEW'` edits the recorded scene first (an experiment: the physics changes, so
@@ -18,6 +19,7 @@ use std::time::Instant;
 use suture::scene::{self, Overrides};
 use suture::session::format;
 use suture::session::replay::tools_for;
+use suture::sim::RodModel;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -32,7 +34,7 @@ fn main() {
     let window: f64 = opt("--window").map_or(10.0, |v| v.parse().expect("--window SECONDS"));
     let mut steps_out = opt("--steps").map(|f| {
         let mut w = std::io::BufWriter::new(std::fs::File::create(f).expect("--steps FILE"));
-        writeln!(w, "step,time,us,iterations,converged").unwrap();
+        writeln!(w, "step,time,us,iterations,converged,pairs,active").unwrap();
         w
     });
     let bytes = std::fs::read(path).expect("read the recording");
@@ -98,9 +100,22 @@ fn main() {
             describe(&world);
         }
         if let Some(w) = steps_out.as_mut() {
+            // The suture's self-contact after the step: candidate pairs and pairs within
+            // contact (what the Woodbury terms of its Newton solves scale with).
+            let (pairs, active) = match world.rods.first().map(|r| &r.model) {
+                Some(RodModel::Cosserat {
+                    self_contact: Some(sc),
+                    ..
+                })
+                | Some(RodModel::Der {
+                    self_contact: Some(sc),
+                    ..
+                }) => (sc.pairs.len(), sc.active),
+                _ => (0, 0),
+            };
             writeln!(
                 w,
-                "{},{:.3},{us:.1},{it},{}",
+                "{},{:.3},{us:.1},{it},{},{pairs},{active}",
                 i + 1,
                 world.time,
                 u8::from(conv)
