@@ -225,8 +225,9 @@
 //! throw), then the square's second back-out.
 //! Tried (2026-11-29, fourth session; docs/performance.md, "Halving unconverged steps"): with
 //! steps halved, the crossing at 6/4 and 1.0 N kept over a double first throw
-//! (`TIE_CROSSPULL2=1.0`), 13 of 16 roundings tie on the fresh wound, against 10 of 13 as the
-//! scene is; the three left undone are the second orbit's end under `TIE_NUDGE=2` (the square
+//! (`TIE_CROSSPULL2=1.0`), 13 of 16 roundings tie on the fresh wound, against 10 of 18 as the
+//! scene is (`scripts/tie_matrix.sh`), but the surgeon's knot so laid slips in the tensile
+//! test below its wound's pull (0.09 N against a loop tension of 0.28 N); the three left undone are the second orbit's end under `TIE_NUDGE=2` (the square
 //! and the surgeon's: the long end's pull falls to 0.01 N and the first throw opens) and the
 //! square's second back-out under `gaps` with nudge 1. Feeling the orbit faster
 //! (`TIE_ORBITGAIN=6 TIE_ORBITSTEP=4`) ties the first of those and undoes five others, and a

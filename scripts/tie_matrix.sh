@@ -16,12 +16,13 @@
 #   gaps+nudgeN  both
 # TIE_MATRIX_SOLVER adds lines to the scene's [solver] table (after its `iterations` line),
 # e.g. TIE_MATRIX_SOLVER='subdivide = 4'; TIE_MATRIX_JOBS runs that many ties at once (default
-# 2); TIE_MATRIX_UPTO ties only the first N throws. Every other TIE_* variable in the
+# 2); TIE_MATRIX_UPTO ties only the first N throws; TIE_MATRIX_REPORT_ONLY=1 prints the table
+# from the logs already in TIE_MATRIX_DIR without tying again. Every other TIE_* variable in the
 # environment reaches tie_script (its development aids). Each tie is `tie_script KNOT --run`,
 # 2–5 minutes on this 2-core VM; the logs stay in $TIE_MATRIX_DIR (default: a new temporary
 # directory). Each cell reads: the knot the project's topology names at the end, the wound's
-# gap under it [mm], the unconverged steps and the Newton iterations a step. Needs a release
-# build and python3.
+# gap under it [mm], the unconverged steps and the Newton iterations a step, and whether the
+# suture broke. Needs a release build and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scene="${1:-scenes/instrument_tie_fresh.toml}"
@@ -88,16 +89,21 @@ one() {
     "$TIE_MATRIX_BIN" "$k" --run >"$TIE_MATRIX_OUT/$r.$k.log" 2>&1 || true
 }
 export -f one
-xargs -P "${TIE_MATRIX_JOBS:-2}" -L 1 bash -c 'one "$@"' _ <"$jobs"
+# TIE_MATRIX_REPORT_ONLY=1 (with TIE_MATRIX_DIR): the table from the logs already there.
+if [ -z "${TIE_MATRIX_REPORT_ONLY:-}" ]; then
+  xargs -P "${TIE_MATRIX_JOBS:-2}" -L 1 bash -c 'one "$@"' _ <"$jobs"
+fi
 python3 - "$dir" "$roundings" "${knots[*]}" "$(git rev-parse --short HEAD)" "$scene" "$solver" <<'PY'
 import re, sys
 d, roundings, knots, commit, scene, solver = sys.argv[1:]
 roundings, knots = roundings.split(), knots.split()
 def cell(r, k):
     try:
-        lines = [l for l in open(f"{d}/{r}.{k}.log") if l.startswith("wraps")]
+        log = open(f"{d}/{r}.{k}.log").read().split("\n")
     except OSError:
         return "no log"
+    lines = [l for l in log if l.startswith("wraps")]
+    broke = [l for l in log if "suture broken at" in l]
     if not lines:
         return "no result (see the log)"
     last = lines[-1]
@@ -107,9 +113,12 @@ def cell(r, k):
     its = re.search(r"iterations (\d+)", last)
     t = re.search(r"([0-9.]+) s:", last)
     per = float(its.group(1)) / (float(t.group(1)) * 1e3) if its and t else float("nan")
-    return "%s, %s mm (%s unconverged, %.2f it/step)" % (
+    out = "%s, %s mm (%s unconverged, %.2f it/step)" % (
         name.group(1) if name else "?", gap.group(1) if gap else "?",
         unc.group(1) if unc else "?", per)
+    if broke:
+        out += "; the suture broke (%s)" % broke[0].strip()
+    return out
 extra = f", [solver] + `{solver}`" if solver else ""
 print(f"{scene}{extra} at {commit}:\n")
 print("| rounding | " + " | ".join(knots) + " |")
