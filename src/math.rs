@@ -558,6 +558,26 @@ mod tests {
     }
 }
 
+/// Whether this CPU has AVX2, so that the hot kernels (the banded substitutions over many
+/// right-hand sides, the pad's dense product) run a copy of themselves compiled for it: twice
+/// the lanes a vector instruction holds. Both copies give the same bits: Rust never fuses a
+/// multiply and an add into one rounding (no floating-point contraction without `mul_add`),
+/// and the kernels are vectorised only across independent lanes, each lane's operations in
+/// their written order (`Banded::solve_inner_many`'s test runs both copies against each
+/// other). std checks the CPU once and caches the answer (no lock, no allocation), so the
+/// real-time loops may ask.
+#[inline]
+pub fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// A 64-bit FNV-1a hash over the exact bit patterns of f64 state (a state digest: two states
 /// hash alike only if every bit matches, up to hash collisions). Allocation-free, one
 /// multiply per byte; used by `sim::World::digest` for bit-for-bit replay checks.

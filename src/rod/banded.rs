@@ -588,10 +588,66 @@ impl Banded {
         needs: &[usize],
         gaps: &mut Gaps,
     ) {
+        self.solve_inner_many_on(crate::math::avx2(), xs, m, firsts, needs, gaps);
+    }
+
+    /// [`Banded::solve_inner_many_gapped`] in the copy compiled for AVX2 if `avx2` (the CPU
+    /// must have it: [`crate::math::avx2`]), else in the baseline one; both give the same bits.
+    pub(crate) fn solve_inner_many_on(
+        &self,
+        avx2: bool,
+        xs: &mut [f64],
+        m: usize,
+        firsts: &[usize],
+        needs: &[usize],
+        gaps: &mut Gaps,
+    ) {
         let (k0, k1) = self.inner;
-        let len = k1 - k0;
-        assert_eq!(xs.len(), m * len, "solve_inner_many: length mismatch");
+        assert_eq!(xs.len(), m * (k1 - k0), "solve_inner_many: length mismatch");
         assert!(firsts.len() == m && needs.len() == m);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            assert!(
+                crate::math::avx2(),
+                "solve_inner_many: this CPU has no AVX2"
+            );
+            // SAFETY: the CPU has AVX2 (asserted above).
+            #[allow(unsafe_code)] // calling the copy compiled for AVX2
+            unsafe {
+                self.solve_inner_many_avx2(xs, m, firsts, needs, gaps)
+            };
+            return;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = avx2;
+        self.solve_inner_many_any(xs, m, firsts, needs, gaps);
+    }
+
+    /// [`Banded::solve_inner_many_any`] compiled for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn solve_inner_many_avx2(
+        &self,
+        xs: &mut [f64],
+        m: usize,
+        firsts: &[usize],
+        needs: &[usize],
+        gaps: &mut Gaps,
+    ) {
+        self.solve_inner_many_any(xs, m, firsts, needs, gaps);
+    }
+
+    /// The body of [`Banded::solve_inner_many_on`], inlined into each copy.
+    #[inline(always)]
+    fn solve_inner_many_any(
+        &self,
+        xs: &mut [f64],
+        m: usize,
+        firsts: &[usize],
+        needs: &[usize],
+        gaps: &mut Gaps,
+    ) {
+        let len = self.inner.1 - self.inner.0;
         match self.b {
             8 => self.solve_inner_many_fixed::<8>(xs, m, firsts, needs, gaps),
             10 => self.solve_inner_many_fixed::<10>(xs, m, firsts, needs, gaps),
@@ -608,6 +664,7 @@ impl Banded {
         }
     }
 
+    #[inline(always)]
     fn solve_inner_many_fixed<const B: usize>(
         &self,
         xs: &mut [f64],
@@ -962,6 +1019,7 @@ impl Gaps {
 
     /// Form each span's maps from the factor `chol` (twisted around `K`) and zero the sides'
     /// entry values (a span every side starts after is crossed with `w = 0`).
+    #[inline(always)]
     fn prepare<const B: usize>(&mut self, chol: &Banded, m: usize) {
         let (k0, k1) = chol.inner;
         let w = B + 1;
@@ -1037,6 +1095,7 @@ impl Gaps {
     /// Cross span `s` forward: keep every side's `w`, and give the sides of each block that
     /// starts before the span (`blocks`: first side, count, first row, lowest wanted row) their
     /// values `F w` at the span's last `B` rows.
+    #[inline(always)]
     fn forward<const B: usize>(
         &mut self,
         s: usize,
@@ -1064,6 +1123,7 @@ impl Gaps {
 
     /// Cross span `s` backward: the sides of each block wanted above the span get their values
     /// `P y + Q w` at its first `B` rows.
+    #[inline(always)]
     fn backward<const B: usize>(
         &self,
         s: usize,
@@ -1368,7 +1428,7 @@ mod tests {
         // The transfer maps across spans where every side is zero and unwanted, against one
         // `solve_inner` per side: the same solution at every row outside the spans from each
         // side's lowest wanted row, to rounding (measured ≤ 7e-17 of the largest entry; the
-        // bound 1e-13). Both fixed bandwidths, one and two spans, sides starting before,
+        // bound 1e-13). The kernel's baseline and AVX2 copies give the same bits. Both fixed bandwidths, one and two spans, sides starting before,
         // between and after them, wanted from above or below them.
         for (b, n) in [(8, 130), (10, 140)] {
             let a = random(n, b, 5);
@@ -1414,7 +1474,28 @@ mod tests {
                 for &(g0, g1) in &spans {
                     gaps.push(g0, g1);
                 }
+                // Each copy of the kernel (baseline, and AVX2 where the CPU has it) from the
+                // same sides: the same bits everywhere.
+                let copies: Vec<Vec<f64>> = [false, true]
+                    .into_iter()
+                    .filter(|&avx2| !avx2 || crate::math::avx2())
+                    .map(|avx2| {
+                        let mut l = lanes.clone();
+                        f.solve_inner_many_on(avx2, &mut l, sides, &firsts, &needs, &mut gaps);
+                        l
+                    })
+                    .collect();
                 f.solve_inner_many_gapped(&mut lanes, sides, &firsts, &needs, &mut gaps);
+                for c in &copies {
+                    let same = c
+                        .iter()
+                        .zip(&lanes)
+                        .all(|(p, q)| p.to_bits() == q.to_bits());
+                    assert!(same, "b {b} spans {spans:?}: the kernel's copies differ");
+                }
+                if !crate::math::avx2() {
+                    eprintln!("this CPU has no AVX2: only the baseline copy was compared");
+                }
                 let scale = alone.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 let mut worst = 0.0f64;
                 for (k, x) in alone.chunks_exact(len).enumerate() {
