@@ -2331,6 +2331,9 @@ fn tensile(world: &World) {
         if let Some(r) = env("TENSILE_INDEFINITE") {
             p.indefinite = r != 0.0;
         }
+        if let Some(k) = env("TENSILE_SUBDIVIDE") {
+            p.subdivide = Some(k as usize);
+        }
         let rep = suture::sim::tensile::tensile_test_traced(world, &p, |s| {
             let step = (s.time * 1e3).round() as u64;
             if step.is_multiple_of(50) || (step < 50 && step.is_multiple_of(5)) {

@@ -471,6 +471,19 @@ fn the_scripted_surgeons_knot_on_the_fresh_wound_is_named_surgeons_and_closes_it
     println!("surgeon's security: {r:?}");
     assert!(r.peak_force > 2.0 * r.loop_tension, "{r:?}");
     assert!(closest >= closest_allowed(), "closest {closest}");
+    // The verdict is the knot's, not the test's unconverged steps': 143 of the test's 877
+    // steps run out of Newton iterations as the ends are let go (none once it is loaded).
+    // With those steps halved down to 62.5 µs (`subdivide = 4`, as the scene's solver can)
+    // 14 are left, and the knot holds the same (measured: peak 1.4989 N, loop grown 0.38 mm,
+    // both as without halving).
+    let halved = TensileParams {
+        subdivide: Some(4),
+        ..TensileParams::default()
+    };
+    let h = tensile_test_traced(&t.world, &halved, |_| {}).expect("the tensile test runs");
+    println!("surgeon's security, the test's steps halved: {h:?}");
+    assert!(h.holds && h.peak_force > 2.0 * h.loop_tension, "{h:?}");
+    assert!(h.unconverged < r.unconverged, "{h:?} against {r:?}");
 }
 
 #[test]

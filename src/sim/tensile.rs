@@ -70,6 +70,9 @@ pub struct TensileParams {
     /// Take the exact Newton step where the suture's band alone is indefinite
     /// (`SolverConfig::indefinite_band`, docs/derivations/der-imc.md §F10).
     pub indefinite: bool,
+    /// Halvings an unconverged step of the test may take (`SolverConfig::subdivide`); `None`
+    /// keeps the session's own setting.
+    pub subdivide: Option<usize>,
 }
 
 impl Default for TensileParams {
@@ -92,6 +95,7 @@ impl Default for TensileParams {
             release: 0.2,
             refine: false,
             indefinite: true,
+            subdivide: None,
         }
     }
 }
@@ -291,6 +295,9 @@ pub fn tensile_test_traced(
     cr.ends = (EndCondition::Free, EndCondition::Free);
     cr.config.refine_steps = p.refine;
     cr.config.indefinite_band = p.indefinite;
+    if let Some(k) = p.subdivide {
+        cr.config.subdivide = k;
+    }
     // The crosshead: travel [m] and the last force measured [N].
     let (mut travel, mut force) = (0.0_f64, 0.0_f64);
     let (mut preloaded_at, mut peak, mut at_max) = (None::<f64>, 0.0_f64, None::<f64>);
