@@ -367,9 +367,14 @@ fn non_finite_physics_is_rolled_back_reported_and_never_felt() {
     // per absurd poll (measured 100 of 100), give or take the two loops' phase at the window's
     // edges (the physics reads the newest sample through a ring: its first or last step in
     // the window may see the sample before or after); the window, 0.1 s of wall clock, is
-    // 100 polls, fewer only by a freeze of both loops (a 50 ms one allowed).
+    // 100 polls, fewer only by a freeze of both loops (a 50 ms one allowed). A stall of the
+    // haptic loop alone inside the window serves fewer polls while the physics goes on
+    // stepping at 1 kHz on the last absurd sample it read: each poll so lost is one more
+    // failed step (CI saw a 4.6 ms haptic period there: 97 polls, 101 failed steps).
+    let served = o.served as u64;
+    let lost = 100u64.saturating_sub(served);
     assert!(
-        p.failed.abs_diff(o.served as u64) <= 2,
+        p.failed + 2 >= served && p.failed <= served + 2 + lost,
         "{} failed steps for {} absurd polls",
         p.failed,
         o.served
