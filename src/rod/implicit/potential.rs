@@ -74,6 +74,8 @@ pub(crate) struct Woodbury {
     ldl: nalgebra::DMatrix<f64>,
     /// Scratch: one row of `S` as it is summed.
     row: Vec<f64>,
+    /// Scratch: `W = L_P⁻¹ S_PN` by rows as it is solved ([`solve_lower_rows`]).
+    rows: Vec<f64>,
     /// Scratch: each column's first row in `K`, and the lowest row it is wanted from.
     firsts: Vec<usize>,
     needs: Vec<usize>,
@@ -89,8 +91,38 @@ pub(crate) struct Woodbury {
 /// triangle read), in place in the lower triangle; false where a pivot is not positive (or
 /// not finite). The operations of nalgebra's `Cholesky::new`, in its order (left-looking:
 /// column `j` less `L_jk` times column `k` for `k < j`, then over the pivot's square root),
-/// so the factor is the same to the bit, on a slice that runs in SIMD lanes.
+/// so the factor is the same to the bit, on a slice that runs in SIMD lanes (in the copy
+/// compiled for AVX2 where the CPU has it, [`crate::math::avx2`]: the same bits, as the
+/// lanes are rows, each with its operations in their order).
 fn cholesky_lower(a: &mut [f64], n: usize) -> bool {
+    cholesky_lower_on(crate::math::avx2(), a, n)
+}
+
+/// [`cholesky_lower`] in the copy compiled for AVX2 if `avx2` (the CPU must have it), else in
+/// the baseline one.
+fn cholesky_lower_on(avx2: bool, a: &mut [f64], n: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        assert!(crate::math::avx2(), "cholesky_lower: this CPU has no AVX2");
+        // SAFETY: the CPU has AVX2 (asserted above).
+        #[allow(unsafe_code)] // calling the copy compiled for AVX2
+        return unsafe { cholesky_lower_avx2(a, n) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx2;
+    cholesky_lower_any(a, n)
+}
+
+/// [`cholesky_lower_any`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn cholesky_lower_avx2(a: &mut [f64], n: usize) -> bool {
+    cholesky_lower_any(a, n)
+}
+
+/// The body of [`cholesky_lower`], inlined into each copy.
+#[inline(always)]
+fn cholesky_lower_any(a: &mut [f64], n: usize) -> bool {
     debug_assert_eq!(a.len(), n * n);
     for j in 0..n {
         let (left, right) = a.split_at_mut(j * n);
@@ -117,7 +149,8 @@ fn cholesky_lower(a: &mut [f64], n: usize) -> bool {
 
 /// `B ← L⁻¹ B` for the lower-triangular `n × n` factor `l` and the columns of `b` (both
 /// column-major), by nalgebra's `solve_lower_triangular_mut` operations in its order (bit for
-/// bit); false at a zero pivot.
+/// bit); false at a zero pivot. The reference [`solve_lower_rows`] is held to.
+#[cfg(test)]
 fn solve_lower_columns(l: &[f64], n: usize, b: &mut [f64]) -> bool {
     for col in b.chunks_exact_mut(n) {
         for i in 0..n {
@@ -134,6 +167,70 @@ fn solve_lower_columns(l: &[f64], n: usize, b: &mut [f64]) -> bool {
         }
     }
     true
+}
+
+/// [`solve_lower_columns`] on `B` stored by rows (`t`: row `i` of `B`'s `q` columns at
+/// `i q .. (i + 1) q`): each entry takes the same operations in the same order (over its
+/// column's division by the pivot `L_ii`, then `y − L_ri x` for `i < r` ascending, which is
+/// `y + (−x) L_ri` to the bit), so the result is nalgebra's to the bit; the lanes run along a
+/// row, across the columns, so the divisions of one row pipeline instead of each stalling
+/// its column's substitution (and in the copy compiled for AVX2 where the CPU has it). False
+/// at a zero pivot.
+fn solve_lower_rows(l: &[f64], n: usize, t: &mut [f64]) -> bool {
+    solve_lower_rows_on(crate::math::avx2(), l, n, t)
+}
+
+/// [`solve_lower_rows`] in the copy compiled for AVX2 if `avx2` (the CPU must have it), else in
+/// the baseline one.
+fn solve_lower_rows_on(avx2: bool, l: &[f64], n: usize, t: &mut [f64]) -> bool {
+    if (0..n).any(|i| l[i + i * n] == 0.0) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        assert!(
+            crate::math::avx2(),
+            "solve_lower_rows: this CPU has no AVX2"
+        );
+        // SAFETY: the CPU has AVX2 (asserted above).
+        #[allow(unsafe_code)] // calling the copy compiled for AVX2
+        unsafe {
+            solve_lower_rows_avx2(l, n, t)
+        };
+        return true;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx2;
+    solve_lower_rows_any(l, n, t);
+    true
+}
+
+/// [`solve_lower_rows_any`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn solve_lower_rows_avx2(l: &[f64], n: usize, t: &mut [f64]) {
+    solve_lower_rows_any(l, n, t);
+}
+
+/// The body of [`solve_lower_rows`] (its pivots checked), inlined into each copy.
+#[inline(always)]
+fn solve_lower_rows_any(l: &[f64], n: usize, t: &mut [f64]) {
+    let q = t.len().checked_div(n).unwrap_or(0);
+    debug_assert_eq!(t.len(), n * q);
+    for i in 0..n {
+        let d = l[i + i * n];
+        let (done, rest) = t.split_at_mut((i + 1) * q);
+        let row_i = &mut done[i * q..];
+        for v in row_i.iter_mut() {
+            *v /= d;
+        }
+        for (r, row_r) in rest.chunks_exact_mut(q).enumerate() {
+            let f = l[i + 1 + r + i * n];
+            for (y, x) in row_r.iter_mut().zip(row_i.iter()) {
+                *y -= x * f;
+            }
+        }
+    }
 }
 
 /// How [`Woodbury::prepare_indefinite`] corrected a step.
@@ -184,15 +281,31 @@ impl Woodbury {
             self.ready = true;
             return true;
         }
-        self.w = s.view((0, p), (p, m - p)).into_owned();
         // Not definite with the negative terms: correct with the positive ones alone.
         let positive_only = |wb: &mut Self| {
             wb.order.truncate(p);
             wb.ready = p > 0;
             false
         };
-        if !solve_lower_columns(self.lp.as_slice(), p, self.w.as_mut_slice()) {
+        // W = L_P⁻¹ S_PN, solved by rows: row i of S_PN is column i of S_NP below the
+        // diagonal, S's own entries (capacitance writes both triangles).
+        let q = m - p;
+        self.rows.clear();
+        let data = s.as_slice();
+        for i in 0..p {
+            self.rows.extend_from_slice(&data[p + i * m..m + i * m]);
+        }
+        if !solve_lower_rows(self.lp.as_slice(), p, &mut self.rows) {
             return positive_only(self);
+        }
+        if self.w.shape() != (p, q) {
+            self.w = nalgebra::DMatrix::zeros(p, q);
+        }
+        let w = self.w.as_mut_slice();
+        for (i, row) in self.rows.chunks_exact(q).enumerate() {
+            for (c, v) in row.iter().enumerate() {
+                w[i + c * p] = *v;
+            }
         }
         let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
         let Some(ln) = (-schur).cholesky() else {
@@ -868,21 +981,63 @@ mod woodbury_tests {
                     assert_eq!(ours[(i, j)].to_bits(), theirs[(i, j)].to_bits(), "n {n}");
                 }
             }
-            let b = nalgebra::DMatrix::from_fn(n, 5, |_, _| rnd());
-            let mut theirs_b = b.clone();
-            assert!(theirs.solve_lower_triangular_mut(&mut theirs_b));
-            let mut ours_b = b.clone();
-            assert!(solve_lower_columns(
-                ours.as_slice(),
-                n,
-                ours_b.as_mut_slice()
-            ));
-            assert!(
-                ours_b
-                    .iter()
-                    .zip(theirs_b.iter())
-                    .all(|(p, q)| p.to_bits() == q.to_bits())
-            );
+            // Both copies of the factor (the AVX2 one where the CPU has it).
+            for avx2 in [false, true]
+                .into_iter()
+                .filter(|&v| !v || crate::math::avx2())
+            {
+                let mut again = a.clone();
+                assert!(cholesky_lower_on(avx2, again.as_mut_slice(), n));
+                for j in 0..n {
+                    for i in j..n {
+                        assert_eq!(again[(i, j)].to_bits(), theirs[(i, j)].to_bits());
+                    }
+                }
+            }
+            for q in [1, 5, 6, 13] {
+                let b = nalgebra::DMatrix::from_fn(n, q, |_, _| rnd());
+                let mut theirs_b = b.clone();
+                assert!(theirs.solve_lower_triangular_mut(&mut theirs_b));
+                let mut ours_b = b.clone();
+                assert!(solve_lower_columns(
+                    ours.as_slice(),
+                    n,
+                    ours_b.as_mut_slice()
+                ));
+                assert!(
+                    ours_b
+                        .iter()
+                        .zip(theirs_b.iter())
+                        .all(|(p, q)| p.to_bits() == q.to_bits())
+                );
+                // By rows, in both copies: B's rows side by side.
+                for avx2 in [false, true]
+                    .into_iter()
+                    .filter(|&v| !v || crate::math::avx2())
+                {
+                    let mut rows: Vec<f64> = (0..n)
+                        .flat_map(|i| (0..q).map(move |c| (i, c)))
+                        .map(|(i, c)| b[(i, c)])
+                        .collect();
+                    assert!(solve_lower_rows_on(avx2, ours.as_slice(), n, &mut rows));
+                    for i in 0..n {
+                        for c in 0..q {
+                            assert_eq!(
+                                rows[i * q + c].to_bits(),
+                                theirs_b[(i, c)].to_bits(),
+                                "n {n}, q {q}, avx2 {avx2}"
+                            );
+                        }
+                    }
+                }
+            }
+            // A zero pivot is refused by rows as by columns.
+            let mut singular = ours.clone();
+            singular[(n - 1, n - 1)] = 0.0;
+            let mut rows = vec![1.0; 3 * n];
+            assert!(!solve_lower_rows(singular.as_slice(), n, &mut rows));
+            let mut cols = vec![1.0; 3 * n];
+            assert!(!solve_lower_columns(singular.as_slice(), n, &mut cols));
             // Not positive definite: a negative pivot, then a NaN.
             let mut bad = a.clone();
             bad[(n - 1, n - 1)] = -1.0;
