@@ -1,9 +1,10 @@
 //! The physics step allocates nothing once warm (ARCHITECTURE.md: real-time loops never
-//! allocate): counted by a global allocator on the stepping thread. Not yet where strands
-//! press on each other: the Woodbury correction's dense factors are nalgebra matrices made
-//! anew each iteration (65 allocations a step on the overhand knot, 2026-11-28); an
-//! allocation-free rewrite rounds differently, and the scripted square tie, a knife edge
-//! (der-imc.md §F6), came undone with it (ARCHITECTURE.md, "Threads").
+//! allocate): counted by a global allocator on the stepping thread. Where strands press on
+//! each other, one allocation a Newton iteration is left: the packing buffer of
+//! `matrixmultiply::dgemm`, which nalgebra's product of the Woodbury correction's negative
+//! block runs (65 allocations a step on the overhand knot before 2026-11-29; an own product
+//! would round differently, and the scripted square tie, a knife edge, der-imc.md §F6,
+//! comes undone under such changes: ARCHITECTURE.md, "Threads").
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -78,4 +79,50 @@ fn a_recorded_suturing_session_steps_without_allocating() {
         late.iter().sum::<usize>()
     );
     assert!(steps_with <= 1, "{steps_with}");
+}
+
+/// The overhand knot tightening (scenes/knot_overhand.toml: 301 nodes, self-contact with the
+/// exact pair Hessians: about a hundred Woodbury terms in every Newton iteration, most with
+/// negative weights, docs/performance.md). Once the knot's pairs are in contact, a step
+/// allocates nothing of its own: the Woodbury correction's buffers keep their capacity. What
+/// is left is nalgebra's product `WᵀW` of the capacitance's negative block, which runs
+/// `matrixmultiply::dgemm`, and that allocates its packing buffer once a call: at most once a
+/// factorisation, so at most once a Newton iteration (each iteration takes one factor).
+/// Beyond those, a step allocates only where a buffer grows past its largest size so far as
+/// the knot's pairs multiply (measured: twice in 1000 steps, one allocation each).
+/// Replacing that product would change its rounding (matrixmultiply's kernel, FMA where the
+/// CPU has it), so it stays until a change of rounding is adopted (der-imc.md §F6).
+#[test]
+fn the_overhand_knot_tightens_allocating_only_matrixmultiplys_packing() {
+    let path = "scenes/knot_overhand.toml";
+    let text = std::fs::read_to_string(path).unwrap();
+    let sc = suture::scene::parse(path, &text, Default::default()).unwrap();
+    let mut world = sc.world;
+    let h = 1e-3;
+    let (warm, steps) = (500, 1500);
+    let (mut allocated, mut iterations, mut over) = (0usize, 0usize, 0usize);
+    for k in 0..steps {
+        let mut its = 0;
+        let count = allocations(|| {
+            let out = world.step(&mut [], &[], h);
+            assert!(out.error.is_none(), "{:?}", out.error);
+            its = out.iterations;
+        });
+        if k >= warm {
+            allocated += count;
+            iterations += its;
+            // Beyond one a factorisation: a buffer grown past its largest size so far.
+            over += count.saturating_sub(its);
+        }
+    }
+    println!(
+        "{} steps after the first 0.5 s: {allocated} allocations, {iterations} Newton \
+         iterations, {over} allocations beyond one an iteration",
+        steps - warm
+    );
+    assert!(
+        iterations > steps - warm,
+        "the knot must be solving: {iterations}"
+    );
+    assert!(over <= 4, "{over}");
 }

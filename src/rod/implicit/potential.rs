@@ -58,24 +58,36 @@ pub(crate) struct Woodbury {
     order: Vec<usize>,
     /// How many of `order` are positive.
     positive: usize,
-    /// Cholesky factor of `S_PP`, in its lower triangle (the upper one keeps `S_PP`'s
-    /// entries and is never read).
-    lp: nalgebra::DMatrix<f64>,
-    /// `L_P⁻¹ S_PN`.
-    w: nalgebra::DMatrix<f64>,
-    /// Cholesky factor of `−(S_NN − WᵀW)`.
-    ln: nalgebra::DMatrix<f64>,
+    /// Cholesky factor of `S_PP` (`p × p`, column-major), in its lower triangle (the upper
+    /// one keeps `S_PP`'s entries and is never read).
+    lp: Vec<f64>,
+    /// `W = L_P⁻¹ S_PN` (`p × q`, column-major; `q = m − p`).
+    w: Vec<f64>,
+    /// Cholesky factor of `−(S_NN − WᵀW)` (`q × q`, column-major), in its lower triangle.
+    ln: Vec<f64>,
     /// Whether the factors hold (false: no terms, or `S` could not be factored).
     ready: bool,
     /// Whether `S` (over `order`) is factored as one dense `L D Lᵀ` in `ldl` instead of by
     /// the blocks above: the banded part indefinite ([`Woodbury::prepare_indefinite`]).
     dense: bool,
-    /// The dense `L D Lᵀ` of `S`: `L` unit lower triangular below the diagonal, `D` on it.
-    ldl: nalgebra::DMatrix<f64>,
+    /// The capacitance `S` as [`Woodbury::capacitance`] assembles it (`s_dim × s_dim`,
+    /// column-major, both triangles), and where `dense`, its `L D Lᵀ` in place: `L` unit lower
+    /// triangular below the diagonal, `D` on it.
+    s: Vec<f64>,
+    /// The order of `s` when it was made (`order` may be cut to the positive terms since).
+    s_dim: usize,
     /// Scratch: one row of `S` as it is summed.
     row: Vec<f64>,
-    /// Scratch: `W = L_P⁻¹ S_PN` by rows as it is solved ([`solve_lower_rows`]).
+    /// `W` by rows as it is solved ([`solve_lower_rows`]), which is `Wᵀ` column-major
+    /// (`q × p`).
     rows: Vec<f64>,
+    /// Scratch: `WᵀW` (`q × q`), the pivots' scales of [`Woodbury::prepare_indefinite`], and
+    /// [`Woodbury::apply`]'s right-hand side and products. Every buffer of the correction
+    /// keeps its capacity, so a warm physics loop allocates nothing here (tests/alloc_free.rs).
+    prod: Vec<f64>,
+    scale: Vec<f64>,
+    r: Vec<f64>,
+    t: Vec<f64>,
     /// Scratch: each column's first row in `K`, and the lowest row it is wanted from.
     firsts: Vec<usize>,
     needs: Vec<usize>,
@@ -266,16 +278,15 @@ impl Woodbury {
         if terms.is_empty() {
             return true;
         }
-        let s = self.capacitance(chol, terms, &index);
+        self.capacitance(chol, terms, &index);
         let (m, p) = (self.order.len(), self.positive);
-        if p > 0 {
-            let mut lp = s.view((0, 0), (p, p)).into_owned();
-            if !cholesky_lower(lp.as_mut_slice(), p) {
-                return false;
-            }
-            self.lp = lp;
-        } else {
-            self.lp = nalgebra::DMatrix::zeros(0, 0);
+        // S_PP = L_P L_Pᵀ (the leading p rows of S's first p columns).
+        self.lp.clear();
+        for j in 0..p {
+            self.lp.extend_from_slice(&self.s[j * m..j * m + p]);
+        }
+        if p > 0 && !cholesky_lower(&mut self.lp, p) {
+            return false;
         }
         if m == p {
             self.ready = true;
@@ -291,27 +302,36 @@ impl Woodbury {
         // diagonal, S's own entries (capacitance writes both triangles).
         let q = m - p;
         self.rows.clear();
-        let data = s.as_slice();
         for i in 0..p {
-            self.rows.extend_from_slice(&data[p + i * m..m + i * m]);
+            self.rows.extend_from_slice(&self.s[p + i * m..m + i * m]);
         }
-        if !solve_lower_rows(self.lp.as_slice(), p, &mut self.rows) {
+        if !solve_lower_rows(&self.lp, p, &mut self.rows) {
             return positive_only(self);
         }
-        if self.w.shape() != (p, q) {
-            self.w = nalgebra::DMatrix::zeros(p, q);
-        }
-        let w = self.w.as_mut_slice();
+        self.w.resize(p * q, 0.0);
         for (i, row) in self.rows.chunks_exact(q).enumerate() {
             for (c, v) in row.iter().enumerate() {
-                w[i + c * p] = *v;
+                self.w[i + c * p] = *v;
             }
         }
-        let schur = s.view((p, p), (m - p, m - p)) - self.w.transpose() * &self.w;
-        let Some(ln) = (-schur).cholesky() else {
+        // −(S_NN − WᵀW) = L_N L_Nᵀ. The product by nalgebra's own `gemm` (what its `*` runs,
+        // on views of the same layout: the same bits), into a buffer that is kept.
+        self.prod.resize(q * q, 0.0);
+        {
+            use nalgebra::{DMatrixView, DMatrixViewMut};
+            let wt = DMatrixView::from_slice(&self.rows, q, p);
+            let w = DMatrixView::from_slice(&self.w, p, q);
+            DMatrixViewMut::from_slice(&mut self.prod, q, q).gemm(1.0, &wt, &w, 0.0);
+        }
+        self.ln.resize(q * q, 0.0);
+        for j in 0..q {
+            for i in 0..q {
+                self.ln[i + j * q] = -(self.s[p + i + (p + j) * m] - self.prod[i + j * q]);
+            }
+        }
+        if !cholesky_lower(&mut self.ln, q) {
             return positive_only(self);
-        };
-        self.ln = ln.unpack();
+        }
         self.ready = true;
         true
     }
@@ -348,16 +368,18 @@ impl Woodbury {
         let Some(target) = p.checked_sub(negatives) else {
             return Definite::Not;
         };
-        let mut s = self.capacitance(chol, terms, &index);
+        self.capacitance(chol, terms, &index);
         let m = self.order.len();
         debug_assert_eq!(p, self.positive);
         // Positive pivots among the first p (S_PP's) and among all m; None: a pivot too small.
         let mut pos_p = if p == 0 { Some(0) } else { None };
         let mut pos_m = None;
         let mut pos = 0usize;
-        let scale: Vec<f64> = (0..m).map(|j| s[(j, j)].abs()).collect();
+        self.scale.clear();
+        self.scale.extend((0..m).map(|j| self.s[j + j * m].abs()));
+        let scale = &self.scale;
+        let data = &mut self.s;
         // Column-major storage: entry (a, b) at a + b m.
-        let data = s.as_mut_slice();
         for j in 0..m {
             let d = data[j + j * m];
             let scale = scale[j] + (1.0 / terms[self.order[j]].c).abs();
@@ -399,7 +421,6 @@ impl Woodbury {
         } else {
             return Definite::Not;
         };
-        self.ldl = s;
         self.dense = true;
         self.ready = true;
         definite
@@ -410,12 +431,7 @@ impl Woodbury {
     ///
     /// # Panics
     /// If a term lies outside the interval `chol` was twisted around.
-    fn capacitance(
-        &mut self,
-        chol: &Banded,
-        terms: &[LowRank],
-        index: &impl Fn(usize) -> usize,
-    ) -> nalgebra::DMatrix<f64> {
+    fn capacitance(&mut self, chol: &Banded, terms: &[LowRank], index: &impl Fn(usize) -> usize) {
         let m = terms.len();
         let dim = chol.size();
         let (k0, k1) = chol.inner();
@@ -486,8 +502,10 @@ impl Woodbury {
         // Row a's entries `u_aᵀ (B⁻¹u_b)_K`, b ≤ a, side by side: each term's twelve
         // coordinates scale a run of the interleaved columns, so every entry gets the sum
         // [`dot_strided`] forms, in its order, bit for bit (docs/performance.md).
-        let mut s = nalgebra::DMatrix::<f64>::zeros(m, m);
-        let data = s.as_mut_slice();
+        // Every entry is written below (both triangles): no clearing.
+        self.s.resize(m * m, 0.0);
+        self.s_dim = m;
+        let data = &mut self.s;
         self.row.clear();
         self.row.resize(m, 0.0);
         for a in 0..m {
@@ -511,7 +529,6 @@ impl Woodbury {
             }
             data[a + a * m] += 1.0 / ta.c;
         }
-        s
     }
 
     /// `dz ← dz − B⁻¹U S⁻¹ Uᵀ dz` for the terms [`Woodbury::prepare`] factored (`dz` the
@@ -527,53 +544,72 @@ impl Woodbury {
             return;
         }
         let (p, m) = (self.positive, self.order.len());
-        let r = nalgebra::DVector::<f64>::from_iterator(
-            m,
-            self.order.iter().map(|&k| dot(&terms[k], dz, 0, &index)),
-        );
+        self.r.clear();
+        self.r
+            .extend(self.order.iter().map(|&k| dot(&terms[k], dz, 0, &index)));
         if self.dense {
-            // S z = r by the dense L D Lᵀ.
-            let mut z = r;
+            // S z = r by the dense L D Lᵀ (entry (a, j) at a + j · s_dim).
+            let (z, l, n) = (&mut self.r, &self.s, self.s_dim);
             for j in 0..m {
                 let zj = z[j];
                 for a in j + 1..m {
-                    z[a] -= self.ldl[(a, j)] * zj;
+                    z[a] -= l[a + j * n] * zj;
                 }
             }
             for j in 0..m {
-                z[j] /= self.ldl[(j, j)];
+                z[j] /= l[j + j * n];
             }
             for j in (0..m).rev() {
                 let mut v = z[j];
                 for a in j + 1..m {
-                    v -= self.ldl[(a, j)] * z[a];
+                    v -= l[a + j * n] * z[a];
                 }
                 z[j] = v;
             }
-            let zn = z.rows(p.min(m), m - p.min(m)).into_owned();
-            let zp = z.rows(0, p.min(m)).into_owned();
-            self.spread(chol, terms, &index, dz, &zp, &zn);
+            self.spread(chol, terms, &index, dz);
             return;
         }
         // S z = r by the block LDLᵀ: a = L_P⁻¹ r_P, z_N = (S_NN − WᵀW)⁻¹ (r_N − Wᵀa),
-        // L_Pᵀ z_P = a − W z_N.
-        let mut a = r.rows(0, p).into_owned();
-        self.lp.solve_lower_triangular_mut(&mut a);
-        let (zp, zn) = if m > p {
-            let mut zn = r.rows(p, m - p) - self.w.transpose() * &a;
-            self.ln.solve_lower_triangular_mut(&mut zn);
-            self.ln.tr_solve_lower_triangular_mut(&mut zn);
+        // L_Pᵀ z_P = a − W z_N; in place in `r` (z_P over its first p entries, z_N after),
+        // by nalgebra's triangular solves and `gemm` (what its `*` runs) on views: its bits.
+        use nalgebra::{DMatrixView, DVectorView, DVectorViewMut};
+        let lp = DMatrixView::from_slice(&self.lp, p, p);
+        let (rp, rn) = self.r.split_at_mut(p);
+        lp.solve_lower_triangular_mut(&mut DVectorViewMut::from_slice(rp, p));
+        if m > p {
+            let q = m - p;
+            self.t.resize(q.max(p), 0.0);
+            let wt = DMatrixView::from_slice(&self.rows, q, p);
+            DVectorViewMut::from_slice(&mut self.t[..q], q).gemm(
+                1.0,
+                &wt,
+                &DVectorView::from_slice(rp, p),
+                0.0,
+            );
+            for (z, t) in rn.iter_mut().zip(&self.t[..q]) {
+                *z -= t;
+            }
+            let ln = DMatrixView::from_slice(&self.ln, q, q);
+            let mut zn = DVectorViewMut::from_slice(rn, q);
+            ln.solve_lower_triangular_mut(&mut zn);
+            ln.tr_solve_lower_triangular_mut(&mut zn);
             zn.neg_mut();
-            (a - &self.w * &zn, zn)
-        } else {
-            (a, nalgebra::DVector::zeros(0))
-        };
-        let mut zp = zp;
-        self.lp.tr_solve_lower_triangular_mut(&mut zp);
-        self.spread(chol, terms, &index, dz, &zp, &zn);
+            let w = DMatrixView::from_slice(&self.w, p, q);
+            DVectorViewMut::from_slice(&mut self.t[..p], p).gemm(
+                1.0,
+                &w,
+                &DVectorView::from_slice(rn, q),
+                0.0,
+            );
+            for (z, t) in rp.iter_mut().zip(&self.t[..p]) {
+                *z -= t;
+            }
+        }
+        lp.tr_solve_lower_triangular_mut(&mut DVectorViewMut::from_slice(rp, p));
+        self.spread(chol, terms, &index, dz);
     }
 
-    /// `dz −= B⁻¹ (U z)` with `z = (z_P, z_N)` over `order`: one solve of a right-hand side
+    /// `dz −= B⁻¹ (U z)` with `z` (in `r`) over `order`: one solve of a right-hand side
     /// supported in K.
     fn spread(
         &mut self,
@@ -581,18 +617,15 @@ impl Woodbury {
         terms: &[LowRank],
         index: &impl Fn(usize) -> usize,
         dz: &mut [f64],
-        zp: &nalgebra::DVector<f64>,
-        zn: &nalgebra::DVector<f64>,
     ) {
-        let (p, m) = (self.positive, self.order.len());
+        let m = self.order.len();
         let (k0, k1) = chol.inner();
         let len = k1 - k0;
         let v = &mut self.y[m * len..];
         v.iter_mut().for_each(|x| *x = 0.0);
         let mut first = k1;
-        for (slot, &k) in self.order.iter().enumerate() {
+        for (&k, &z) in self.order.iter().zip(&self.r) {
             let t = &terms[k];
-            let z = if slot < p { zp[slot] } else { zn[slot - p] };
             for a in 0..4 {
                 let i = index(t.nodes[a]);
                 for c in 0..3 {
