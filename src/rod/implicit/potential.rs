@@ -572,38 +572,22 @@ impl Woodbury {
         // S z = r by the block LDLᵀ: a = L_P⁻¹ r_P, z_N = (S_NN − WᵀW)⁻¹ (r_N − Wᵀa),
         // L_Pᵀ z_P = a − W z_N; in place in `r` (z_P over its first p entries, z_N after),
         // by nalgebra's triangular solves and `gemm` (what its `*` runs) on views: its bits.
-        use nalgebra::{DMatrixView, DVectorView, DVectorViewMut};
+        use nalgebra::{DMatrixView, DVectorViewMut};
         let lp = DMatrixView::from_slice(&self.lp, p, p);
         let (rp, rn) = self.r.split_at_mut(p);
         lp.solve_lower_triangular_mut(&mut DVectorViewMut::from_slice(rp, p));
         if m > p {
             let q = m - p;
             self.t.resize(q.max(p), 0.0);
-            let wt = DMatrixView::from_slice(&self.rows, q, p);
-            DVectorViewMut::from_slice(&mut self.t[..q], q).gemm(
-                1.0,
-                &wt,
-                &DVectorView::from_slice(rp, p),
-                0.0,
-            );
-            for (z, t) in rn.iter_mut().zip(&self.t[..q]) {
-                *z -= t;
-            }
+            // z_N = r_N − Wᵀa (`rows` is Wᵀ, column-major).
+            less_product(rn, &mut self.t[..q], &self.rows, rp);
             let ln = DMatrixView::from_slice(&self.ln, q, q);
             let mut zn = DVectorViewMut::from_slice(rn, q);
             ln.solve_lower_triangular_mut(&mut zn);
             ln.tr_solve_lower_triangular_mut(&mut zn);
             zn.neg_mut();
-            let w = DMatrixView::from_slice(&self.w, p, q);
-            DVectorViewMut::from_slice(&mut self.t[..p], p).gemm(
-                1.0,
-                &w,
-                &DVectorView::from_slice(rn, q),
-                0.0,
-            );
-            for (z, t) in rp.iter_mut().zip(&self.t[..p]) {
-                *z -= t;
-            }
+            // z_P = a − W z_N.
+            less_product(rp, &mut self.t[..p], &self.w, rn);
         }
         lp.tr_solve_lower_triangular_mut(&mut DVectorViewMut::from_slice(rp, p));
         self.spread(chol, terms, &index, dz);
@@ -638,6 +622,23 @@ impl Woodbury {
         for (d, w) in dz.iter_mut().zip(v.iter()) {
             *d -= w;
         }
+    }
+}
+
+/// `z ← z − A x` for the `z.len() × x.len()` matrix `a` (column-major), the product by
+/// nalgebra's `gemm` (what its `*` runs, so its bits) into `work`, then subtracted entry by
+/// entry, as `z − A x` on nalgebra's vectors is.
+fn less_product(z: &mut [f64], work: &mut [f64], a: &[f64], x: &[f64]) {
+    use nalgebra::{DMatrixView, DVectorView, DVectorViewMut};
+    let (rows, cols) = (z.len(), x.len());
+    DVectorViewMut::from_slice(work, rows).gemm(
+        1.0,
+        &DMatrixView::from_slice(a, rows, cols),
+        &DVectorView::from_slice(x, cols),
+        0.0,
+    );
+    for (z, t) in z.iter_mut().zip(work.iter()) {
+        *z -= t;
     }
 }
 
