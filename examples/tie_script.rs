@@ -411,7 +411,7 @@
 //! `TIE_POST=grip` with `TIE_GRIP`, `TIE_GTILT`, `TIE_LIFT`, `TIE_POST=post` (the upright
 //! post of the earlier runs), `TIE_POST=lift` (the default) with `TIE_LEL`, `TIE_ZL`,
 //! `TIE_GI`, `TIE_GPAST` (how far past the aimed node the tip goes [mm], 1.5), `TIE_FLATBOT`, `TIE_CONE`, `TIE_WRAPAT2`, `TIE_GEND`,
-//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSPULL2`, `TIE_ORBITGAIN`, `TIE_ORBITSTEP`, `TIE_CROSSGAIN`,
+//! `TIE_ALONG`, `TIE_BACKLOW`, `TIE_BACKFEEL`, `TIE_BACKOUT`, `TIE_BACKLEN`, `TIE_SIDE2` (above), `TIE_CROSST`, `TIE_CROSSX`, `TIE_CROSSPULL`, `TIE_CROSSPULL2`, `TIE_ORBITGAIN`, `TIE_ORBITSTEP`, `TIE_CROSSGAIN`,
 //! `TIE_CROSSSTEP`, `TIE_CROSSLOG` (the later throws' crossing, step 4'), `TIE_LAY`, `TIE_LAYT`
 //! (their lay), `TIE_GRASPLOG` (the grasp of the tail, look by look).
 //!
@@ -1798,6 +1798,7 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // other sense than the first (the square's) backs out in [`BACKOUT_OTHER`], one of the
         // same sense (the granny's) in 1.5 s, as the first throw does.
         // `TIE_BACKOUT=S` (a development aid): the later throws' back-out takes S seconds.
+        let back_from = t;
         t += if n > 0 {
             let default = if sense * throws[0].0 > 0.0 {
                 1.5
@@ -1825,7 +1826,27 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         } else {
             swage + d * 0.008
         };
-        left.at_swage(t, back, ql, swage_off);
+        // `TIE_BACKFEEL=1` (a development aid, 2026-11-29): the first throw's left hand feels
+        // the long end every 0.1 s as the driver backs out ([`taut`]) instead of going 8 mm
+        // along the jaws. Either way the long end's pull falls from 0.44 N to 0.04–0.05 N as
+        // the back-out begins (5.9–6.3 s on the fresh wound); felt, the hand goes out and up
+        // from the knot (4 mm higher by 6.4 s), the wraps keep one turn on the jaws, and the
+        // first throw is a trefoil with today's press bound and with the tighter one of
+        // docs/performance.md ("The capacitance's dense factors, and a tighter press bound
+        // tried"), which without it loses both turns by 6.6 s.
+        if n == 0 && std::env::var_os("TIE_BACKFEEL").is_some() {
+            // (Where the hand ends is not needed: the phases after it place the hand anew.)
+            taut(
+                eye,
+                (&mut right, &mut left),
+                (back_from, t),
+                swage,
+                Vec3::new(0.0, 0.001, 0.0),
+                (ql, swage_off),
+            );
+        } else {
+            left.at_swage(t, back, ql, swage_off);
+        }
         // `TIE_SIDE2=-1` (a development aid): the later throws' hands cross the other way.
         let side = if n % 2 == 0 {
             -1.0
