@@ -67,7 +67,7 @@ pub(crate) struct Woodbury {
     ln: Vec<f64>,
     /// Whether the factors hold (false: no terms, or `S` could not be factored).
     ready: bool,
-    /// Whether `S` (over `order`) is factored as one dense `L D Lᵀ` in `ldl` instead of by
+    /// Whether `S` (over `order`) is factored as one dense `L D Lᵀ` in `s` instead of by
     /// the blocks above: the banded part indefinite ([`Woodbury::prepare_indefinite`]).
     dense: bool,
     /// The capacitance `S` as [`Woodbury::capacitance`] assembles it (`s_dim × s_dim`,
