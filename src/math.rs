@@ -558,13 +558,14 @@ mod tests {
     }
 }
 
-/// Whether this CPU has AVX2, so that a hot kernel (today the banded substitutions over many
-/// right-hand sides, `Banded::solve_inner_many_gapped`) runs a copy of itself compiled for
-/// it: twice the lanes a vector instruction holds. Both copies give the same bits: Rust never
-/// fuses a multiply and an add into one rounding (no floating-point contraction without
-/// `mul_add`), and the kernel is vectorised only across independent lanes, each lane's
-/// operations in their written order (its gapped-solve test runs both copies against each
-/// other). std checks the CPU once and caches the answer (no lock, no allocation), so the
+/// Whether this CPU has AVX2, so that a hot kernel (the banded substitutions over many
+/// right-hand sides, `Banded::solve_inner_many_gapped`; the Woodbury capacitance's Cholesky
+/// factor and its triangular solve by rows, rod::implicit::potential) runs a copy of itself
+/// compiled for it: twice the lanes a vector instruction holds. Both copies give the same
+/// bits: Rust never fuses a multiply and an add into one rounding (no floating-point
+/// contraction without `mul_add`), and each kernel is vectorised only across independent
+/// lanes, each lane's operations in their written order (their tests run both copies against
+/// each other). std checks the CPU once and caches the answer (no lock, no allocation), so the
 /// real-time loops may ask.
 #[inline]
 pub fn avx2() -> bool {

@@ -98,7 +98,7 @@ fn the_overhand_knot_tightens_allocating_only_matrixmultiplys_packing() {
     let text = std::fs::read_to_string(path).unwrap();
     let sc = suture::scene::parse(path, &text, Default::default()).unwrap();
     let mut world = sc.world;
-    let h = 1e-3;
+    let h = world.dt().expect("the overhand is stepped dynamically");
     let (warm, steps) = (500, 1500);
     let (mut allocated, mut iterations, mut over) = (0usize, 0usize, 0usize);
     for k in 0..steps {
