@@ -1833,7 +1833,9 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // from the knot (4 mm higher by 6.4 s), the wraps keep one turn on the jaws, and the
         // first throw is a trefoil with today's press bound and with the tighter one of
         // docs/performance.md ("The capacitance's dense factors, and a tighter press bound
-        // tried"), which without it loses both turns by 6.6 s.
+        // tried"), which without it loses both turns by 6.6 s. Whole, though, it ties 1 of 4
+        // (the square and the granny under main's rounding and `gaps`: only main's granny),
+        // against 4 of 4 without it (performance.md, "Measured again"), so it stays an aid.
         if n == 0 && std::env::var_os("TIE_BACKFEEL").is_some() {
             // (Where the hand ends is not needed: the phases after it place the hand anew.)
             taut(
