@@ -236,6 +236,13 @@
 //! the others, and the next step is a plan whose every hand move is closed on what it feels
 //! (the orbit's end, the back-out), measured over the whole matrix at once.
 //!
+//! A finer jaw (2026-11-29, sixth session; docs/performance.md, "Measured again"): with the
+//! right driver's `jaw_radius` 0.65 mm instead of 0.8 mm the first throw, single or double, is
+//! formed under all six roundings of `scripts/tie_matrix.sh`, and at 0.5 mm the square and the
+//! granny tie 11 of 12 (8 of 12 at 0.8 mm) while the surgeon's double wrap breaks the suture.
+//! What is left narrow there is the second throw, whose geometry was worked out on 0.8 mm:
+//! next, a jaw that tapers to its tip (a cone-capsule contact shape), then the later throws.
+//!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
 //! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
