@@ -1625,7 +1625,12 @@ pub fn plans_upto(sc: &Scene, knot: Knot, eye: &mut Eye, upto: usize) -> (Plan, 
         // own leg from the exit.
         let to_hook = (sense * (PI - th0)).rem_euclid(2.0 * PI);
         let sweep = to_hook + 2.0 * PI * wraps as f64 + 0.5 * PI;
-        let per_wrap = 2.0 * PI * (r0.spec.jaw_radius + 0.00012);
+        // A wrap takes the jaw's circumference where it lies (`at` from the hinge: a tapered
+        // jaw, `jaw_tip_radius`, is thinner there than at its hinge).
+        let sp = &r0.spec;
+        let jaw_here = sp.jaw_radius
+            + (sp.jaw_tip_radius - sp.jaw_radius) * (at * 1e-3 / sp.jaw_length).clamp(0.0, 1.0);
+        let per_wrap = 2.0 * PI * (jaw_here + 0.00012);
         let rho = |a: f64| {
             if taut_pre && a < to_hook {
                 pre_rho(th0 + sense * a)

@@ -528,8 +528,18 @@ fn run_headless_prints_its_loop_stats() {
             .unwrap()
     };
     assert!(first.starts_with("haptic ") && first.contains("p99 jitter"));
+    // Over the time the machine was ours, as every rate test (docs/running.md, "Rates on a
+    // virtual machine"): the threads line ends with `hypervisor steal N ms`, the most taken
+    // from one CPU; the rates printed are over the whole 3 s (`LoopSummary::rate_excluding`).
+    // (None where /proc/stat has no steal counters: nothing is excluded.)
+    let stolen_ms: f64 = out
+        .lines()
+        .find_map(|l| l.split("hypervisor steal ").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .map_or(0.0, |v| v.parse().unwrap());
+    let ours = |rate: f64| rate * 3.0 / (3.0 - 1e-3 * stolen_ms);
     assert!(
-        num("haptic ") >= 990.0 && num("physics ") >= 990.0,
-        "{first}"
+        ours(num("haptic ")) >= 990.0 && ours(num("physics ")) >= 990.0,
+        "{first} ({stolen_ms} ms stolen)"
     );
 }

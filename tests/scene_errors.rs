@@ -10,6 +10,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/instrument_hand.toml:43:8: instruments[1].hand must be "right" or "left", got "middle""#,
     ),
     (
+        "tests/fixtures/bad/instrument_tip_radius.toml",
+        r#"tests/fixtures/bad/instrument_tip_radius.toml:41:18: instruments[0].jaw_tip_radius must be at most `jaw_radius` 0.0008 [m] (a jaw tapers toward its tip), got 0.001"#,
+    ),
+    (
         "tests/fixtures/bad/instrument_needle_position.toml",
         r#"tests/fixtures/bad/instrument_needle_position.toml:46:12: instruments[1].position must be left out: an instrument that holds the needle is placed on the needle's grip"#,
     ),

@@ -1,12 +1,14 @@
 //! Rod–obstacle contact: smooth penalty on the penetration of the rod's surface into planes,
-//! finite solid cylinders and capsules (instruments, the needle; rigidly posed per step), with Coulomb friction in the lagged form of Incremental Potential
+//! finite solid cylinders, capsules and round cones (tapered capsules: instruments, the
+//! needle; rigidly posed per step), with Coulomb friction in the lagged form of Incremental Potential
 //! Contact (Li et al. 2020, §5: normal forces frozen at the start of the step, a smoothed
 //! sliding potential `μ λ f0(|u|)` on the tangential displacement `u` over the step).
 //!
 //! Contact points: every node for a plane (a segment's lowest point against a plane is one of
 //! its nodes); for a cylinder, the point of each segment closest to the cylinder's axis
 //! (where the segment penetrates deepest; for a capsule, its closest point to the core
-//! segment), or a node where both neighbouring segments' closest
+//! segment; for a round cone, the least of its signed distance along the segment, found by
+//! Newton's method), or a node where both neighbouring segments' closest
 //! points are that node.
 //!
 //! Penalty (C², per contact point, penetration `δ = r_rod - d`, `d` the signed distance of the
@@ -59,9 +61,145 @@ pub enum Shape {
         /// Radius [m].
         radius: f64,
     },
+    /// Solid round cone, a tapered capsule: the convex hull of the ball of radius `ra` about
+    /// `a` and the ball of radius `rb` about `b` (a needle driver's jaw, thicker at its hinge
+    /// than at its tip). Equivalently the union of the balls about the core's points with
+    /// radii linear along it. Needs `|ra − rb| < |b − a|` ([`Shape::round_cone`]).
+    RoundCone {
+        /// The core's end with radius `ra` [m].
+        a: Vec3,
+        /// The core's end with radius `rb` [m].
+        b: Vec3,
+        /// Radius about `a` [m].
+        ra: f64,
+        /// Radius about `b` [m].
+        rb: f64,
+    },
+}
+
+/// A round cone's signed distance [m] at `p`, its gradient and Hessian [1/m]
+/// (docs/derivations/round-cone.md).
+///
+/// In the meridian half-plane of `p` (axial coordinate `z = (p − a)·t` along the core's unit
+/// direction `t`, radial distance `ρ` from the core's line, radial unit vector `e`) the shape
+/// is the hull of the discs about `(0, 0)` and `(L, 0)`; its side is their common tangent,
+/// with outward normal `(sin β, cos β)`, `sin β = (ra − rb)/L`, touching the discs where the
+/// tangential coordinate `w = z cos β − ρ sin β` is `0` and `L cos β`. So
+/// - `w < 0`: the ball about `a`: `d = |p − a| − ra`, `∇d = n`, `∇²d = (I − n nᵀ)/|p − a|`;
+/// - `w > L cos β`: the ball about `b`, likewise;
+/// - else the side: `d = z sin β + ρ cos β − ra`, `∇d = sin β t + cos β e`,
+///   `∇²d = cos β (I − t tᵀ − e eᵀ)/ρ`.
+///
+/// `d` is C¹ across the seams `w = 0`, `w = L cos β` (both sides give `d = n·(p − a) − ra`
+/// there with the same `n`); `∇²d` jumps, as a capsule's does. With `ra = rb` it is the
+/// capsule's distance.
+fn round_cone_distance(p: &Vec3, a: &Vec3, b: &Vec3, ra: f64, rb: f64) -> (f64, Vec3, Mat3) {
+    let ab = b - a;
+    let l = ab.norm();
+    let ball = |c: &Vec3, r: f64| {
+        let v = p - c;
+        let rho = v.norm();
+        if rho <= 1e-300 {
+            let n = if l > 0.0 {
+                any_perpendicular(&ab)
+            } else {
+                Vec3::x()
+            };
+            return (-r, n, Mat3::zeros());
+        }
+        let n = v / rho;
+        (rho - r, n, (Mat3::identity() - n * n.transpose()) / rho)
+    };
+    if l <= 0.0 {
+        return ball(a, ra.max(rb));
+    }
+    let t = ab / l;
+    let sin_b = (ra - rb) / l;
+    let cos_b = (1.0 - sin_b * sin_b).max(0.0).sqrt();
+    let q = p - a;
+    let z = q.dot(&t);
+    let radial = q - t * z;
+    let rho = radial.norm();
+    let w = z * cos_b - rho * sin_b;
+    if w < 0.0 {
+        return ball(a, ra);
+    }
+    if w > l * cos_b {
+        return ball(b, rb);
+    }
+    if rho <= 1e-300 {
+        // On the core's line, inside: the side's nearest direction is any perpendicular.
+        let e = any_perpendicular(&t);
+        return (z * sin_b - ra, t * sin_b + e * cos_b, Mat3::zeros());
+    }
+    let e = radial / rho;
+    let h = (Mat3::identity() - t * t.transpose() - e * e.transpose()) * (cos_b / rho);
+    (z * sin_b + rho * cos_b - ra, t * sin_b + e * cos_b, h)
+}
+
+/// The parameter `s ∈ [0, 1]` of segment `[p0, p1]` where `shape`'s signed distance is least
+/// (a round cone's contact point: where the segment penetrates deepest). The signed distance
+/// of a convex body is convex, so its slope along the segment, `g(s) = ∇d · (p1 − p0)`, does
+/// not decrease: an end where the slope points outward is the answer; otherwise Newton's
+/// method on `g` (`g' = Δᵀ ∇²d Δ`), kept inside the bracket where `g` changes sign (bisection
+/// where a Newton step leaves it), from `s0` (the segment's point nearest the core), to the
+/// last bits: the contact's Hessian assumes `s` is the exact stationary point (its Schur
+/// complement, [`ObstacleContact`]'s `evaluate`).
+fn deepest_on_segment(shape: &Shape, p0: &Vec3, p1: &Vec3, s0: f64) -> f64 {
+    let delta = p1 - p0;
+    let slope = |s: f64| {
+        let (_, n, h) = shape.distance(&(p0 + delta * s));
+        (n.dot(&delta), delta.dot(&(h * delta)))
+    };
+    if slope(0.0).0 >= 0.0 {
+        return 0.0;
+    }
+    if slope(1.0).0 <= 0.0 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    let mut s = s0.clamp(0.0, 1.0);
+    for _ in 0..64 {
+        let (g, c) = slope(s);
+        if g == 0.0 {
+            return s;
+        }
+        if g < 0.0 {
+            lo = s;
+        } else {
+            hi = s;
+        }
+        let newton = s - g / c;
+        let next = if c > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - s).abs() <= 4.0 * f64::EPSILON || hi - lo <= 4.0 * f64::EPSILON {
+            return next;
+        }
+        s = next;
+    }
+    s
 }
 
 impl Shape {
+    /// A round cone (see [`Shape::RoundCone`]), or why not: the radii must be positive and
+    /// finite and differ by less than the core's length (else one ball holds the other and
+    /// there is no side).
+    pub fn round_cone(a: Vec3, b: Vec3, ra: f64, rb: f64) -> Result<Shape, String> {
+        let l = (b - a).norm();
+        if !(ra > 0.0 && rb > 0.0 && ra.is_finite() && rb.is_finite()) {
+            return Err(format!("radii must be positive [m], got {ra} and {rb}"));
+        }
+        if (ra - rb).abs() >= l {
+            return Err(format!(
+                "the radii {ra} and {rb} [m] must differ by less than the core's length {l} [m]"
+            ));
+        }
+        Ok(Shape::RoundCone { a, b, ra, rb })
+    }
+
     /// Signed distance [m] of `p` to the surface (negative inside), its gradient (the unit
     /// outward normal) and its Hessian [1/m].
     pub fn distance(&self, p: &Vec3) -> (f64, Vec3, Mat3) {
@@ -143,16 +281,17 @@ impl Shape {
                 }
                 (rho - radius, n, h / rho)
             }
+            Shape::RoundCone { a, b, ra, rb } => round_cone_distance(p, a, b, *ra, *rb),
         }
     }
 
     /// The point the shape is posed about: a plane's `point`, a cylinder's `center`, the
-    /// midpoint of a capsule's core [m].
+    /// midpoint of a capsule's (or round cone's) core [m].
     pub fn pivot(&self) -> Vec3 {
         match self {
             Shape::Plane { point, .. } => *point,
             Shape::Cylinder { center, .. } => *center,
-            Shape::Capsule { a, b, .. } => 0.5 * (a + b),
+            Shape::Capsule { a, b, .. } | Shape::RoundCone { a, b, .. } => 0.5 * (a + b),
         }
     }
 
@@ -181,6 +320,15 @@ impl Shape {
                     a: m + translation + rotation * (a - m),
                     b: m + translation + rotation * (b - m),
                     radius: *radius,
+                }
+            }
+            Shape::RoundCone { a, b, ra, rb } => {
+                let m = 0.5 * (a + b);
+                Shape::RoundCone {
+                    a: m + translation + rotation * (a - m),
+                    b: m + translation + rotation * (b - m),
+                    ra: *ra,
+                    rb: *rb,
                 }
             }
         }
@@ -212,6 +360,13 @@ impl Shape {
                 d.vec3(b);
                 d.f64(*radius);
             }
+            Shape::RoundCone { a, b, ra, rb } => {
+                d.u64(3);
+                d.vec3(a);
+                d.vec3(b);
+                d.f64(*ra);
+                d.f64(*rb);
+            }
         }
     }
 
@@ -220,6 +375,9 @@ impl Shape {
         match self {
             Shape::Plane { .. } => f64::INFINITY,
             Shape::Cylinder { radius, .. } | Shape::Capsule { radius, .. } => *radius,
+            // The side's circumferential curvature cos β/ρ is at most 1/min(ra, rb) on it
+            // (ρ ≥ min(ra, rb) cos β there), the balls' 1/ra and 1/rb.
+            Shape::RoundCone { ra, rb, .. } => ra.min(*rb),
         }
     }
 }
@@ -328,10 +486,20 @@ fn distance_lower_bound(p0: &Vec3, p1: &Vec3, mid: &Vec3, half: f64) -> f64 {
     ((p0 + p1) * 0.5 - mid).norm() - 0.5 * (p1 - p0).norm() - half
 }
 
-/// A capsule's core midpoint, half length and radius, or `None` for another shape.
-fn capsule_sphere(shape: &Shape) -> Option<(Vec3, f64, f64)> {
+/// A capsule's (or round cone's) core midpoint, half length, the largest radius about the
+/// core (the shape lies within it of the core) and the least curvature radius of its surface,
+/// or `None` for another shape. For a capsule both radii are its radius.
+fn capsule_sphere(shape: &Shape) -> Option<(Vec3, f64, f64, f64)> {
     match shape {
-        Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, 0.5 * (b - a).norm(), *radius)),
+        Shape::Capsule { a, b, radius } => {
+            Some(((a + b) * 0.5, 0.5 * (b - a).norm(), *radius, *radius))
+        }
+        Shape::RoundCone { a, b, ra, rb } => Some((
+            (a + b) * 0.5,
+            0.5 * (b - a).norm(),
+            ra.max(*rb),
+            ra.min(*rb),
+        )),
         _ => None,
     }
 }
@@ -569,12 +737,17 @@ impl ObstacleContact {
                     f(Point::node(i, i));
                 }
             }
-            shape @ (Shape::Cylinder { .. } | Shape::Capsule { .. }) => {
+            shape @ (Shape::Cylinder { .. } | Shape::Capsule { .. } | Shape::RoundCone { .. }) => {
                 // Where segment e penetrates deepest: its closest parameter to the cylinder's
                 // axis line, or to the capsule's core segment (exact segment distance),
                 // clamped to [0, 1].
                 let param = |e: usize| match shape {
                     Shape::Capsule { a, b, .. } => segment::distance(&x[e], &x[e + 1], a, b).t,
+                    // Where the tapered surface is deepest, from the point nearest the core.
+                    Shape::RoundCone { a, b, .. } => {
+                        let s0 = segment::distance(&x[e], &x[e + 1], a, b).t;
+                        deepest_on_segment(shape, &x[e], &x[e + 1], s0)
+                    }
                     Shape::Cylinder { center, axis, .. } => {
                         let d = x[e + 1] - x[e];
                         let w0 = x[e] - center;
@@ -590,7 +763,7 @@ impl ObstacleContact {
                     Shape::Plane { .. } => unreachable!("planes use nodes"),
                 };
                 let mut prev_end = false; // previous segment's point clamped to its end node
-                let capsule = matches!(shape, Shape::Capsule { .. });
+                let capsule = matches!(shape, Shape::Capsule { .. } | Shape::RoundCone { .. });
                 for e in 0..n {
                     if self.broken == Some(e) {
                         // Torn: node e ends the first piece (its point if the segment before
@@ -708,7 +881,7 @@ impl NodePotential for ObstacleContact {
             let sphere = capsule_sphere(&ob.shape);
             let near = |e: usize| {
                 !self.cull
-                    || sphere.is_none_or(|(mid, half, radius)| {
+                    || sphere.is_none_or(|(mid, half, radius, _)| {
                         let reach = (self.rod_radius + radius) * (1.0 + 1e-9) + 1e-12;
                         distance_lower_bound(&x[e], &x[e + 1], &mid, half) < reach
                     })
@@ -769,10 +942,14 @@ impl NodePotential for ObstacleContact {
                 }
                 let (nodes, weights, count) = match ob.shape {
                     Shape::Plane { .. } => ([slot, slot], [1.0, 0.0], 1),
-                    Shape::Cylinder { .. } | Shape::Capsule { .. } if slot + 1 < n_nodes => {
+                    Shape::Cylinder { .. } | Shape::Capsule { .. } | Shape::RoundCone { .. }
+                        if slot + 1 < n_nodes =>
+                    {
                         ([slot, slot + 1], [1.0 - lag.s, lag.s], 2)
                     }
-                    Shape::Cylinder { .. } | Shape::Capsule { .. } => ([slot, slot], [1.0, 0.0], 1),
+                    Shape::Cylinder { .. } | Shape::Capsule { .. } | Shape::RoundCone { .. } => {
+                        ([slot, slot], [1.0, 0.0], 1)
+                    }
                 };
                 // Sliding relative to the obstacle's surface (which moves with its pose).
                 let mut dp = -lag.carry;
@@ -855,14 +1032,14 @@ impl NodePotential for ObstacleContact {
             let sphere = capsule_sphere(&self.obstacles[o].shape);
             let near = |e: usize| {
                 !self.cull
-                    || sphere.is_none_or(|(mid, half, radius)| {
+                    || sphere.is_none_or(|(mid, half, radius, curvature)| {
                         let gap = distance_lower_bound(&x[e], &x[e + 1], &mid, half)
                             - radius
                             - self.rod_radius;
                         let s = (x_full[e] - x[e])
                             .norm()
                             .max((x_full[e + 1] - x[e + 1]).norm());
-                        let reach = s + s * s / (2.0 * radius);
+                        let reach = s + s * s / (2.0 * curvature);
                         gap + tol < 1.01 * reach + 1e-12
                     })
             };

@@ -67,6 +67,54 @@ fn place_capsule(node: &mut SceneNode3d, a: &V3, b: &V3) {
     node.set_rotation(Quat::from_rotation_arc(Vec3::Y, f32v(&(d / len))));
 }
 
+/// A round cone's surface (contact::Shape::RoundCone: the hull of the ball of radius `ra` at
+/// y = −len/2 and of `rb` at +len/2), along +Y about the origin as a capsule mesh is, for
+/// [`place_capsule`]: its meridian (the ball about the −Y end from its pole to where the
+/// side touches it, the side, the other ball to its pole; the side's normal
+/// `(sin β, cos β)`, `sin β = (ra − rb)/len`, docs/derivations/round-cone.md) turned about Y
+/// in `around` steps, each ball's arc in `arc` steps.
+fn round_cone_mesh(
+    ra: f64,
+    rb: f64,
+    len: f64,
+    around: u32,
+    arc: u32,
+) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let sin_b = ((ra - rb) / len).clamp(-1.0, 1.0);
+    let beta = sin_b.asin();
+    let half = std::f64::consts::FRAC_PI_2;
+    // Meridian points (y, ρ); a point of a ball at angle φ from its equator (toward +Y) is
+    // (centre + r sin φ, r cos φ), and the side touches both balls at φ = β. The −Y ball from
+    // its pole (φ = −π/2) to β, then the +Y ball from β to its pole: the side joins them.
+    let mut profile: Vec<(f64, f64)> = Vec::new();
+    for k in 0..=arc {
+        let phi = -half + (half + beta) * k as f64 / arc as f64;
+        profile.push((-0.5 * len + ra * phi.sin(), ra * phi.cos()));
+    }
+    for k in 0..=arc {
+        let phi = beta + (half - beta) * k as f64 / arc as f64;
+        profile.push((0.5 * len + rb * phi.sin(), rb * phi.cos()));
+    }
+    let m = profile.len() as u32;
+    let mut vertices = Vec::with_capacity((m * around) as usize);
+    for j in 0..around {
+        let th = std::f64::consts::TAU * j as f64 / around as f64;
+        let (s, c) = th.sin_cos();
+        for &(y, rho) in &profile {
+            vertices.push(Vec3::new((rho * c) as f32, y as f32, (rho * s) as f32));
+        }
+    }
+    let mut indices = Vec::with_capacity((2 * m * around) as usize);
+    for j in 0..around {
+        let (a, b) = (j * m, ((j + 1) % around) * m);
+        for k in 0..m - 1 {
+            indices.push([a + k, a + k + 1, b + k + 1]);
+            indices.push([a + k, b + k + 1, b + k]);
+        }
+    }
+    (vertices, indices)
+}
+
 /// The suture point an instrument holds [m], from the snapshot's rod `rod`.
 pub(super) fn held_point(snap: &Snapshot, rod: usize, ins: &InstrumentState) -> Option<V3> {
     let Holding::Suture { segment, s } = ins.holding else {
@@ -178,7 +226,13 @@ fn build_instrument(
         .iter()
         .enumerate()
         .map(|(j, (a, b, r))| {
-            let mut c = scene.add_capsule_with_subdiv(*r as f32, (b - a).norm() as f32, 24, 8);
+            let len = (b - a).norm();
+            let mut c = if j < 2 && ins.jaw_tip_radius < *r {
+                let (v, i) = round_cone_mesh(*r, ins.jaw_tip_radius, len, 24, 8);
+                scene.add_trimesh(v, i, Vec3::ONE, false)
+            } else {
+                scene.add_capsule_with_subdiv(*r as f32, len as f32, 24, 8)
+            };
             c.set_color(if j < 2 { jaw } else { shaft });
             c
         })

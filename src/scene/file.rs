@@ -202,8 +202,13 @@ pub struct InstrumentSection {
     pub opens_toward: Option<[f64; 3]>,
     /// Jaw length, hinge to tip [m] (default: 0.012 driver, 0.010 forceps).
     pub jaw_length: Option<f64>,
-    /// Radius of a jaw [m] (default: 0.0012 driver, 0.0006 forceps).
+    /// Radius of a jaw [m] (default: 0.0012 driver, 0.0006 forceps), at its hinge when
+    /// `jaw_tip_radius` is given.
     pub jaw_radius: Option<f64>,
+    /// Radius of a jaw at its tip [m] (default: `jaw_radius`, a jaw of one radius): a jaw
+    /// that tapers from `jaw_radius` at the hinge to this at the tip, as a driver's do (a
+    /// round cone, contact::Shape::RoundCone).
+    pub jaw_tip_radius: Option<f64>,
     /// Shaft length behind the hinge [m] (default 0.06) and radius [m] (default 0.002).
     pub shaft_length: Option<f64>,
     /// See `shaft_length`.

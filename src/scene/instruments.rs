@@ -158,6 +158,17 @@ pub(super) fn parse(
                 ),
             ));
         }
+        let jaw_tip_radius = opt("jaw_tip_radius", s.jaw_tip_radius, jaw_radius, "[m]")?;
+        if jaw_tip_radius > jaw_radius {
+            return Err(ctx.err(
+                &at("jaw_tip_radius"),
+                format!(
+                    "must be at most `jaw_radius` {} [m] (a jaw tapers toward its tip), got {}",
+                    fmt_num(jaw_radius),
+                    fmt_num(jaw_tip_radius)
+                ),
+            ));
+        }
         let opening = opt("opening", s.opening, 0.5, "[rad]")?;
         if opening > 1.5 {
             return Err(ctx.err(
@@ -171,6 +182,7 @@ pub(super) fn parse(
             hand,
             jaw_length,
             jaw_radius,
+            jaw_tip_radius,
             shaft_length: opt("shaft_length", s.shaft_length, 0.06, "[m]")?,
             shaft_radius: opt("shaft_radius", s.shaft_radius, 0.002, "[m]")?,
             opening,
@@ -235,14 +247,28 @@ pub(super) fn parse(
 }
 
 /// The three capsules of each instrument, as built (closed jaws, body frame at the world
-/// origin; sim::instrument poses them every step).
+/// origin; sim::instrument poses them every step): each jaw a round cone where it tapers
+/// (`jaw_tip_radius` < `jaw_radius`), else a capsule.
 pub(super) fn obstacles(parsed: &[Parsed]) -> Vec<Obstacle> {
     let mut out = Vec::with_capacity(3 * parsed.len());
     for p in parsed {
         let ins = Instrument::new(p.spec, Vec3::zeros(), Quat::identity(), 0);
-        for (a, b, radius) in ins.body_capsules(0.0) {
+        for (j, (a, b, radius)) in ins.body_capsules(0.0).into_iter().enumerate() {
+            let tip = p.spec.jaw_tip_radius;
+            let shape = if j < 2 && tip < radius {
+                // The hinge's radius at a, the tip's at b; the loader checked
+                // 0 < tip < radius < jaw_length / 2, so the cone has a side.
+                Shape::RoundCone {
+                    a,
+                    b,
+                    ra: radius,
+                    rb: tip,
+                }
+            } else {
+                Shape::Capsule { a, b, radius }
+            };
             out.push(Obstacle {
-                shape: Shape::Capsule { a, b, radius },
+                shape,
                 friction: INSTRUMENT_FRICTION,
             });
         }

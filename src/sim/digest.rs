@@ -352,6 +352,7 @@ mod tests {
             hand: Hand::Right,
             jaw_length: 0.012,
             jaw_radius: 6e-4,
+            jaw_tip_radius: 6e-4,
             shaft_length: 0.1,
             shaft_radius: 2.5e-3,
             opening: 0.6,

@@ -59,10 +59,14 @@ pub struct InstrumentSpec {
     pub kind: InstrumentKind,
     /// The hand (and device) that drives it.
     pub hand: Hand,
-    /// Jaw length from the hinge to the tip [m] and the radius of a jaw's capsule [m].
+    /// Jaw length from the hinge to the tip [m] and the radius of a jaw's capsule [m] (at
+    /// the hinge, for a tapered jaw).
     pub jaw_length: f64,
     /// See `jaw_length`.
     pub jaw_radius: f64,
+    /// A jaw's radius at its tip [m]: `jaw_radius` for a capsule, less for a jaw that tapers
+    /// (a round cone from `jaw_radius` at the hinge to this at the tip).
+    pub jaw_tip_radius: f64,
     /// Shaft length behind the hinge [m] and its radius [m].
     pub shaft_length: f64,
     /// See `shaft_length`.
@@ -149,8 +153,11 @@ pub struct InstrumentState {
     /// Needle driver or forceps.
     pub kind: InstrumentKind,
     /// Jaw A, jaw B and the shaft as the contact capsules they are (the suture's obstacles):
-    /// the ends of each core segment [m] and its radius [m].
+    /// the ends of each core segment [m] and its radius [m] (a jaw's at its hinge end).
     pub capsules: [(Vec3, Vec3, f64); OBSTACLES_PER_INSTRUMENT],
+    /// A jaw's radius at its tip [m]: its capsule's radius, or less for a jaw that tapers (a
+    /// round cone from the hinge's radius to this).
+    pub jaw_tip_radius: f64,
     /// The jaws' opening angle now [rad], and that of the open jaws [rad].
     pub opening: f64,
     /// See `opening`.
@@ -307,6 +314,7 @@ impl Instrument {
         InstrumentState {
             kind: self.spec.kind,
             capsules: self.capsules(),
+            jaw_tip_radius: self.spec.jaw_tip_radius,
             opening: self.opening,
             full_opening: self.spec.opening,
             closed: self.closed,
@@ -1015,6 +1023,7 @@ mod tests {
             hand: Hand::Right,
             jaw_length: 0.012,
             jaw_radius: 6e-4,
+            jaw_tip_radius: 6e-4,
             shaft_length: 0.1,
             shaft_radius: 2.5e-3,
             opening: 0.6,
@@ -1134,6 +1143,7 @@ mod tests {
             hand: Hand::Right,
             jaw_length: 0.012,
             jaw_radius: 0.0008,
+            jaw_tip_radius: 0.0008,
             shaft_length: 0.06,
             shaft_radius: 0.002,
             opening: 0.5,
