@@ -83,9 +83,10 @@ pub(super) fn write(
             let radii: Vec<String> = ins
                 .capsules
                 .iter()
-                .map(|(a, b, r)| {
+                .enumerate()
+                .map(|(j, (a, b, _))| {
                     let mid = (a + b) * 0.5;
-                    let side = mid + across * *r;
+                    let side = mid + across * ins.radius_at_middle(j);
                     match project(cam, shot_size, &[mid, side])[..] {
                         [Some(p), Some(q)] => format!("{:.2}", (p.0 - q.0).hypot(p.1 - q.1)),
                         _ => "null".to_string(),

@@ -194,6 +194,19 @@ impl Jaws {
 }
 
 impl InstrumentState {
+    /// The radius [m] of capsule `j` (jaw A, jaw B, shaft) at its core's midpoint, across
+    /// it: a tapered jaw's side there (docs/derivations/round-cone.md: `ρ = (ra − z sin β)/cos β`
+    /// at `z = L/2`, `(ra + rb)/(2 cos β)`), else the capsule's radius.
+    pub fn radius_at_middle(&self, j: usize) -> f64 {
+        let (a, b, r) = self.capsules[j];
+        let tip = self.jaw_tip_radius;
+        if j >= 2 || tip >= r {
+            return r;
+        }
+        let sin_b = (r - tip) / (b - a).norm();
+        0.5 * (r + tip) / (1.0 - sin_b * sin_b).max(0.0).sqrt()
+    }
+
     /// The jaws' state, from their command and their angle.
     pub fn jaws(&self) -> Jaws {
         match (self.closed, self.opening) {
