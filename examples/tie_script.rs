@@ -243,6 +243,14 @@
 //! What is left narrow there is the second throw, whose geometry was worked out on 0.8 mm:
 //! next, a jaw that tapers to its tip (a cone-capsule contact shape), then the later throws.
 //!
+//! A tapered jaw (2026-12-01; docs/performance.md, "A tapered jaw measured"): the right
+//! driver's jaws as round cones from 0.8 mm at the hinge to `jaw_tip_radius` 0.65, 0.55 and
+//! 0.4 mm tie 8, 8 and 4 of the matrix's 18 (10 uniform): on a cone the wraps are pushed
+//! toward the tip (`N sin β`), and the second throw's wraps leave the jaws in the back-out
+//! before the tail is through them; the steep tapers also lose the first throw at the let-go
+//! and a wrap of the double throw. The orbit takes a wrap's length from the jaw's radius where
+//! the wraps lie (`jaw_here`; the uniform jaw's as before). The scenes keep 0.8 mm.
+//!
 //! The exact Newton step where only the band is indefinite (2026-11-28, third session;
 //! der-imc.md §F10, on by default): every plan re-rolled, and all three knots still tie on the
 //! fresh wound, converged: the square in 7.93 Newton iterations a step with 703 steps
