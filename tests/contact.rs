@@ -365,6 +365,16 @@ fn coulomb_friction_holds_below_the_friction_angle_and_slides_above_it() {
     assert!(sink <= 0.01 * nylon().radius);
 }
 
+/// Uniform numbers in [−1, 1) from a xorshift generator seeded with `seed`.
+fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
 /// A capsule's signed distance equals the brute-force distance to its sampled core minus its
 /// radius, and its gradient and Hessian match finite differences, beside the core and on the
 /// caps.
@@ -376,13 +386,7 @@ fn capsule_distance_matches_brute_force_and_finite_differences() {
         0.004,
     );
     let cap = Shape::Capsule { a, b, radius };
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rand = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut rand = uniform(0x9e37_79b9_7f4a_7c15u64);
     let (mut worst_g, mut worst_h) = (0.0f64, 0.0f64);
     let mut caps = 0;
     for _ in 0..2000 {
@@ -706,13 +710,7 @@ fn round_cone_distance_matches_brute_force_and_finite_differences() {
     // A driver's jaw's taper, exaggerated tenfold so the side's slope is well exercised.
     let (ra, rb) = (0.008, 0.003);
     let cone = Shape::round_cone(a, b, ra, rb).unwrap();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rand = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut rand = uniform(0x2545_f491_4f6c_dd1du64);
     let l = (b - a).norm();
     let sin_b = (ra - rb) / l;
     let t = (b - a) / l;
