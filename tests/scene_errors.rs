@@ -50,6 +50,10 @@ const CASES: &[(&str, &str)] = &[
         r#"tests/fixtures/bad/gaps_pd.toml:5:8: solver.gaps solves Newton steps: it applies to models "cosserat" and "der" with solver = "newton" only"#,
     ),
     (
+        "tests/fixtures/bad/chord_pd.toml",
+        r#"tests/fixtures/bad/chord_pd.toml:5:9: solver.chord reuses Newton factorisations: it applies to models "cosserat" and "der" with solver = "newton" only"#,
+    ),
+    (
         "tests/fixtures/bad/subdivide_der.toml",
         r#"tests/fixtures/bad/subdivide_der.toml:4:13: solver.subdivide halves unconverged Newton steps: it applies to model "cosserat" with solver = "newton" only"#,
     ),

@@ -351,6 +351,10 @@ pub struct SolverSection {
     /// knot's clusters of contact by transfer maps (docs/derivations/banded.md §5); default
     /// false.
     pub gaps: Option<bool>,
+    /// Cosserat and DER Newton: chord steps, an unshifted factorisation reused while it
+    /// contracts the residual (`SolverConfig::chord`, docs/derivations/der-imc.md §F13);
+    /// default false.
+    pub chord: Option<bool>,
     /// Cosserat Newton: halvings a step that does not converge may take (0..=4,
     /// `SolverConfig::subdivide`); default 0.
     pub subdivide: Option<i64>,

@@ -417,6 +417,12 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
             "refines Newton steps: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
         ));
     }
+    if sf.solver.chord.is_some() && (strands || method == Method::Pd) {
+        return Err(ctx.err(
+            &[Key("solver"), Key("chord")],
+            "reuses Newton factorisations: it applies to models \"cosserat\" and \"der\" with solver = \"newton\" only".to_string(),
+        ));
+    }
     if sf.solver.gaps.is_some() && (strands || method == Method::Pd) {
         return Err(ctx.err(
             &[Key("solver"), Key("gaps")],
@@ -466,6 +472,7 @@ fn validate(ctx: &Ctx, sf: SceneFile, ov: Overrides) -> Result<Scene, SceneError
         refine_steps: sf.solver.refine.unwrap_or(false),
         indefinite_band: sf.solver.indefinite.unwrap_or(true),
         cross_gaps: sf.solver.gaps.unwrap_or(false),
+        chord: sf.solver.chord.unwrap_or(false),
         subdivide,
         ..Default::default()
     };

@@ -90,6 +90,14 @@ pub struct SolverConfig {
     /// a fast event such as a wrap snapping off a jaw's tip is resolved rather than left at
     /// the iteration cap (docs/derivations/der-imc.md §F12).
     pub subdivide: usize,
+    /// Newton: chord steps (Kelley 1995, §5.4; docs/derivations/der-imc.md §F13). After an
+    /// iteration whose Hessian factored unshifted and whose full step was taken, the next
+    /// iterations reuse that factorisation (the banded factor and the far terms' Woodbury
+    /// correction) and assemble only the gradient, as long as each full step contracts the
+    /// residual by `CHORD_CONTRACTION`; the same convergence test ends the step. Off by
+    /// default: it changes the trajectory (the same solution to the tolerance), and the
+    /// scripted ties are narrow paths that a change in rounding leaves.
+    pub chord: bool,
 }
 
 impl Default for SolverConfig {
@@ -103,6 +111,7 @@ impl Default for SolverConfig {
             indefinite_band: true,
             cross_gaps: false,
             subdivide: 0,
+            chord: false,
         }
     }
 }
@@ -232,6 +241,8 @@ pub struct SolverReport {
     /// Newton steps taken from an indefinite banded factor, the whole Hessian definite
     /// ([`SolverConfig::indefinite_band`]).
     pub indefinite_steps: usize,
+    /// Iterations that reused an earlier factorisation ([`SolverConfig::chord`]).
+    pub chord_steps: usize,
     /// Largest `| |x_{e+1} - x_e|/l - 1 |` [-].
     pub max_stretch: f64,
     /// Largest `| 1 - |u_e| |` before renormalisation [-] (Cosserat; 0 for DER).
@@ -416,6 +427,7 @@ fn split_span<R: ImplicitRod>(
     rep.shifts += first.shifts;
     rep.refinements += first.refinements;
     rep.indefinite_steps += first.indefinite_steps;
+    rep.chord_steps += first.chord_steps;
     rep.max_stretch = rep.max_stretch.max(first.max_stretch);
     rep.max_quaternion_error = rep.max_quaternion_error.max(first.max_quaternion_error);
     rep.retries += first.retries;

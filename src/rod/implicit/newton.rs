@@ -21,6 +21,12 @@ use crate::rod::banded::Banded;
 /// Newton step falls below `config.tolerance`.
 pub(crate) const RESIDUAL_TOLERANCE: f64 = 1e-9;
 
+/// A chord step ([`SolverConfig::chord`]) is followed by another while it contracts the
+/// residual at least this much; a slower one hands back to Newton's method (the chord
+/// method's contraction is the relative change of the Hessian since its factorisation,
+/// Kelley 1995, Thm. 5.4.1: a factor 0.25 means that change is still small).
+const CHORD_CONTRACTION: f64 = 0.25;
+
 /// The step refinement ([`LinearSystem::refine_step`]) stops when the residual of `H dz = −g`
 /// is this fraction of `g` in the preconditioner's norm: far below what Newton's quadratic
 /// convergence needs from an inexact step (a forcing term `η ≤ ‖g‖`; Nocedal & Wright 2006,
@@ -109,10 +115,14 @@ impl LinearSystem {
         self.g.iter_mut().for_each(|v| *v = 0.0);
     }
 
-    /// The sink the external potentials add their gradient (and Hessian) to. Clears the far
-    /// terms of the last assembly.
+    /// The sink the external potentials add their gradient (and Hessian) to. With `hessian`,
+    /// clears the far terms of the last assembly.
     pub fn sink(&mut self, hessian: bool) -> PotentialSink<'_> {
-        self.low_rank.clear();
+        // A gradient-only assembly adds no far terms and keeps those of the last Hessian:
+        // they belong to the factor a chord step reuses ([`SolverConfig::chord`]).
+        if hessian {
+            self.low_rank.clear();
+        }
         PotentialSink {
             g: &mut self.g,
             h: if hessian { Some(&mut self.h) } else { None },
@@ -479,6 +489,7 @@ pub(crate) fn newton<R: NewtonRod>(
     let (params, config, _) = rod.parts();
     let (l, tol, refine) = (params.segment_length, config.tolerance, config.refine_steps);
     let (indefinite_band, cross_gaps) = (config.indefinite_band, config.cross_gaps);
+    let chord = config.chord;
     // The forces in play (docs/derivations/der-imc.md §F8): the rod's weight, end loads and
     // `EI/L²`, or its largest internal force if larger (a suture pulled with newtons by the
     // hands or pressed by contact): converged means balanced to `RESIDUAL_TOLERANCE` of the
@@ -502,6 +513,11 @@ pub(crate) fn newton<R: NewtonRod>(
     let mut stale = false;
     // The shift the last iteration's factorisation took.
     let mut last_mu = 0.0f64;
+    // Chord steps (`SolverConfig::chord`; Kelley 1995, §5.4; docs/derivations/der-imc.md
+    // §F13): whether this iteration's step reuses the last factorisation (the banded factor,
+    // its Woodbury correction and the far terms it was prepared with) instead of factoring
+    // the Hessian at the current point.
+    let mut reuse = false;
     for it in 0..max_iterations {
         if !phi.is_finite() || rod.system().g.iter().any(|v| !v.is_finite()) {
             return Err(SolverError::NonFinite { iteration: it });
@@ -510,6 +526,13 @@ pub(crate) fn newton<R: NewtonRod>(
             // The same point and the same arithmetic as the trial: Φ and g are unchanged.
             rod.objective(false, Eval::Exact, p);
             stale = false;
+        }
+        let chord_step = reuse;
+        if chord_step {
+            // The kept factor `P` of a nearby Hessian: `dz = −P⁻¹ g`, a descent direction
+            // (`P` is positive definite), which the line search and the residual judge as
+            // they judge a Newton step.
+            rod.system().solve_step();
         }
         // Factor, with a Marquardt shift if the Hessian is indefinite. Far from equilibrium
         // (a large perturbation, docs/derivations/cosserat.md §D.13) the exact Hessian can be so indefinite that only
@@ -529,42 +552,58 @@ pub(crate) fn newton<R: NewtonRod>(
         // Where the band at the floor is indefinite, its exact step if the whole Hessian is
         // definite and the step checks out (der-imc.md §F10); otherwise the shift ladder.
         let mut try_indefinite = indefinite_band;
-        let mut solved = false;
-        loop {
-            if rod.system().factor(mu) {
-                break;
-            }
-            if try_indefinite && mu == start {
-                try_indefinite = false;
-                let s = rod.system();
-                if s.factor_indefinite(mu) {
-                    s.solve_step();
-                    if s.indefinite_step_holds(mu) {
-                        report.indefinite_steps += 1;
-                        solved = true;
-                        break;
+        let mut solved = chord_step;
+        if !chord_step {
+            loop {
+                if rod.system().factor(mu) {
+                    break;
+                }
+                if try_indefinite && mu == start {
+                    try_indefinite = false;
+                    let s = rod.system();
+                    if s.factor_indefinite(mu) {
+                        s.solve_step();
+                        if s.indefinite_step_holds(mu) {
+                            report.indefinite_steps += 1;
+                            solved = true;
+                            break;
+                        }
                     }
                 }
+                mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
+                if R::GAUSS_NEWTON && !gauss_newton && mu > 1e-3 {
+                    rod.objective(false, Eval::GaussNewton, p);
+                    gauss_newton = true;
+                    mu = min_shift;
+                } else if mu > R::MAX_SHIFT {
+                    return Err(SolverError::Singular);
+                }
+                report.shifts += 1;
             }
-            mu = if mu == 0.0 { 1e-8 } else { mu * 10.0 };
-            if R::GAUSS_NEWTON && !gauss_newton && mu > 1e-3 {
-                rod.objective(false, Eval::GaussNewton, p);
-                gauss_newton = true;
-                mu = min_shift;
-            } else if mu > R::MAX_SHIFT {
-                return Err(SolverError::Singular);
-            }
-            report.shifts += 1;
         }
-        last_mu = mu;
+        // A factor of the exact Hessian, unshifted and positive definite, may serve the next
+        // iterations as chord steps.
+        let plain = !chord_step && !solved && !gauss_newton && mu == 0.0;
+        if !chord_step {
+            last_mu = mu;
+        }
         let s = rod.system();
         if !solved {
             s.solve_step();
         }
-        if refine {
+        if refine && !chord_step {
             report.refinements += s.refine_step(mu, min_shift);
         }
         let slope = dot(&s.dz, &s.g);
+        if chord_step && (slope.is_nan() || slope >= 0.0) {
+            // Rounding made the kept factor's step no descent direction: factor afresh.
+            reuse = false;
+            stale = true;
+            continue;
+        }
+        // Whether the next iteration is planned as a chord step: the trials then need no
+        // Hessian. Confirmed after the step by its contraction.
+        let chord_next = chord && (plain || chord_step);
         let (dx_max, dth_max) = s.largest(&s.dz);
         let res_now = residual(s);
         // Work of the dead end torques along the step per unit t.
@@ -588,7 +627,7 @@ pub(crate) fn newton<R: NewtonRod>(
             // The full step is assembled with its Hessian (it is usually taken); a backtracked
             // trial, and the last allowed iteration's, only with its gradient: the Hessian is
             // assembled once the next iteration needs it (`stale`).
-            let eval = if it + 1 == max_iterations || t < 0.3 * t_max {
+            let eval = if it + 1 == max_iterations || t < 0.3 * t_max || chord_next {
                 Eval::Gradient
             } else {
                 Eval::Exact
@@ -609,7 +648,11 @@ pub(crate) fn newton<R: NewtonRod>(
             t *= 0.5;
         }
         report.iterations = it + 1;
+        if chord_step {
+            report.chord_steps += 1;
+        }
         if !accepted {
+            reuse = false;
             // No decrease along this direction: at the rounding floor, stop; otherwise the
             // model is poor here: reassemble where we are and retry with a larger shift.
             rod.objective(false, Eval::Exact, p);
@@ -633,6 +676,12 @@ pub(crate) fn newton<R: NewtonRod>(
         if (small && t == 1.0) || report.residual <= RESIDUAL_TOLERANCE {
             report.converged = true;
             return Ok(());
+        }
+        if chord_next {
+            // Keep the factor while a full step contracts the residual well; otherwise the
+            // next iteration factors the Hessian at this point (assembled afresh: `stale`).
+            reuse = t == 1.0 && report.residual <= CHORD_CONTRACTION * res_now;
+            stale = !reuse;
         }
         // At the rounding floor (EA/l against forces of 1e-4 N leaves relative residuals of
         // ~1e-8) the line search only finds damped steps that change nothing: stop there, as
