@@ -139,6 +139,15 @@ pub struct SelfContact {
     /// loop's broad phases reuse their memory.
     grid: broad::Grid,
     found: Vec<(usize, usize)>,
+    /// The broad phase `begin` asks for, found ahead by `accept` where it looked anyway: the
+    /// pairs within `ahead_cutoff` [m] of the positions `ahead_x` [m], valid while
+    /// `ahead_valid`. A step begins where the last one was accepted, so the next `begin`
+    /// takes this list instead of searching again (the same pairs in the same order: see
+    /// [`SelfContact::accept`]).
+    ahead: Vec<(usize, usize)>,
+    ahead_x: Vec<Vec3>,
+    ahead_cutoff: f64,
+    ahead_valid: bool,
 }
 
 /// Eigenvalues of a pair's exact Hessian below this fraction of its largest are rounding (the
@@ -186,6 +195,10 @@ impl SelfContact {
             late: Vec::new(),
             grid: broad::Grid::default(),
             found: Vec::new(),
+            ahead: Vec::new(),
+            ahead_x: Vec::new(),
+            ahead_cutoff: 0.0,
+            ahead_valid: false,
             eps_u: 1e-7,
             h: None,
             v_last: Vec::new(),
@@ -252,6 +265,11 @@ impl SelfContact {
             // Working memory.
             grid: _,
             found: _,
+            // A search done ahead: the list `begin` would find (a function of the positions).
+            ahead: _,
+            ahead_x: _,
+            ahead_cutoff: _,
+            ahead_valid: _,
             eps_u: _,
             h: _,
             pairs,
@@ -416,8 +434,14 @@ const MAX_SWEEP_SAMPLES: usize = 4096;
 impl NodePotential for SelfContact {
     fn begin(&mut self, x_start: &[Vec3], h: Option<f64>) {
         let cutoff = self.contact_distance() + self.margin;
-        self.grid
-            .candidates_into(x_start, self.skip, cutoff, &mut self.pairs);
+        if self.ahead_valid && self.ahead_cutoff == cutoff && self.ahead_x.as_slice() == x_start {
+            // The last `accept` searched these very positions at this cutoff.
+            std::mem::swap(&mut self.pairs, &mut self.ahead);
+        } else {
+            self.grid
+                .candidates_into(x_start, self.skip, cutoff, &mut self.pairs);
+        }
+        self.ahead_valid = false;
         // A re-solve of the same step (the same start) keeps the pairs its last solve found
         // in contact beyond the candidates; a new step forgets them.
         if self.x_start.as_slice() == x_start {
@@ -573,7 +597,27 @@ impl NodePotential for SelfContact {
             let mut missed = false;
             let cutoff = self.contact_distance() - self.tolerance;
             let mut found = std::mem::take(&mut self.found);
-            self.grid.candidates_into(x, self.skip, cutoff, &mut found);
+            // The broad phase returns exactly the pairs (more than `skip` apart) closer than
+            // its cutoff, in increasing order, whatever cells it used: so the pairs within
+            // the next step's `begin` cutoff, searched here once, give this test's pairs by
+            // the same distance filter, and that step's candidates unsearched.
+            let ahead_cutoff = self.contact_distance() + self.margin;
+            if ahead_cutoff >= cutoff {
+                let mut ahead = std::mem::take(&mut self.ahead);
+                self.grid
+                    .candidates_into(x, self.skip, ahead_cutoff, &mut ahead);
+                found.clear();
+                found.extend(ahead.iter().copied().filter(|&(i, j)| {
+                    segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
+                }));
+                self.ahead = ahead;
+                self.ahead_x.clear();
+                self.ahead_x.extend_from_slice(x);
+                self.ahead_cutoff = ahead_cutoff;
+                self.ahead_valid = true;
+            } else {
+                self.grid.candidates_into(x, self.skip, cutoff, &mut found);
+            }
             if let Some(b) = self.broken {
                 found.retain(|&(i, j)| i != b && j != b);
             }
@@ -1030,6 +1074,56 @@ mod tests {
         for p in &crossing {
             assert!(!c.pairs.contains(p), "{p:?} in {:?}", c.pairs);
         }
+    }
+
+    /// The broad phase found ahead by `accept` is the one `begin` would search: over steps of
+    /// a coil whose turns close in (pitch 2.6 r → 2.1 r, turning about its axis), each step
+    /// begins with exactly the pairs within its cutoff (in order; every pair checked, the
+    /// reference), taken from the last `accept` without searching, and `accept`'s own test
+    /// sees exactly the pairs within its cutoff; a start that is not the accepted state
+    /// searches.
+    #[test]
+    fn the_broad_phase_found_ahead_is_the_one_begin_would_search() {
+        let r = 1e-3;
+        let mut c = SelfContact::new(r, SelfContact::stiffness_for(1.0, r));
+        let coil = |k: usize| -> Vec<Vec3> {
+            let (pitch, turn) = (r * (2.6 - 0.01 * k as f64), 0.002 * k as f64);
+            (0..120)
+                .map(|i| {
+                    let a = 2.0 * std::f64::consts::PI * i as f64 / 20.0 + turn;
+                    Vec3::new(0.006 * a.cos(), 0.006 * a.sin(), pitch * i as f64 / 20.0)
+                })
+                .collect()
+        };
+        let begin_cutoff = c.contact_distance() + c.margin;
+        let accept_cutoff = c.contact_distance() - c.tolerance;
+        let mut x = coil(0);
+        c.begin(&x, Some(1e-3));
+        let mut taken = 0;
+        for k in 1..=50 {
+            let next = coil(k);
+            assert!(c.accept(&next), "step {k}");
+            assert_eq!(
+                c.found,
+                crate::contact::broad::candidates_brute_force(&next, c.skip, accept_cutoff),
+                "step {k}"
+            );
+            x = next;
+            taken += usize::from(c.ahead_valid);
+            c.begin(&x, Some(1e-3));
+            let fresh = crate::contact::broad::candidates_brute_force(&x, c.skip, begin_cutoff);
+            assert!(!fresh.is_empty());
+            assert_eq!(c.pairs, fresh, "step {k}");
+        }
+        assert_eq!(taken, 50);
+        // A re-solve from another start (not the accepted state) searches afresh.
+        assert!(c.accept(&coil(51)));
+        let other = coil(60);
+        c.begin(&other, Some(1e-3));
+        assert_eq!(
+            c.pairs,
+            crate::contact::broad::candidates_brute_force(&other, c.skip, begin_cutoff)
+        );
     }
 
     /// A pair that is not a candidate at the step's start and that the solve carries clean
