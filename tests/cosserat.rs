@@ -127,36 +127,35 @@ fn run(r: &mut CosseratRod, d: &Drive, h: f64, steps: usize) -> Vec<(f64, f64)> 
     out
 }
 
-#[test]
-fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
-    // Nylon 2-0, L = 0.15 m, N = 100, h = 1 ms; step tip force α = P L²/EI = 1 (docs/derivations/cosserat.md §D.12).
+/// D.12's suture (docs/derivations/cosserat.md §D.12): nylon 2-0, L = 0.15 m, N = 100,
+/// h = 1 ms, a step tip force α = P L²/EI = 1, clamped at its start. Air and handling
+/// dissipate quickly; take mode-1 critical mass damping α = 2ω₁, whose physical settling time
+/// (to 5 %) is about 4.7/ω₁. Returns the rod with `config`, its drive, the steps of 6/ω₁ and
+/// D.5's static tip deflection [m].
+fn d12_suture(config: SolverConfig) -> (CosseratRod, Drive, usize, f64) {
     let p = nylon();
     let (l, n, h): (f64, usize, f64) = (0.15, 100, 1e-3);
     let ei = p.bending_stiffness();
     let omega1 = 3.516 * (ei / (p.linear_density() * l.powi(4))).sqrt();
-    // Air and handling dissipate quickly; take mode-1 critical mass damping α = 2ω₁, whose
-    // physical settling time (to 5 %) is about 4.7/ω₁.
     let mut params = DynamicParams::new(&p, l, n);
     params.mass_damping = 2.0 * omega1;
-    let settle = 6.0 / omega1;
-    let steps = (settle / h).ceil() as usize;
-    let force = Vec3::new(0.0, -ei / (l * l), 0.0);
-    let reference = 0.30172 * l; // D.5, α = 1
+    let steps = (6.0 / omega1 / h).ceil() as usize;
+    let r = CosseratRod::straight(params, CANTILEVER, config, Vec3::zeros(), horizontal());
+    let mut d = drive_for(&r);
+    d.end_force = Vec3::new(0.0, -ei / (l * l), 0.0);
+    (r, d, steps, 0.30172 * l) // D.5, α = 1
+}
+
+#[test]
+fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
+    let h = 1e-3;
     for (method, iterations) in [(Method::Newton, 3), (Method::Pd, 10)] {
         let config = SolverConfig {
             method,
             max_iterations: iterations,
             ..Default::default()
         };
-        let mut r = CosseratRod::straight(
-            params.clone(),
-            CANTILEVER,
-            config,
-            Vec3::zeros(),
-            horizontal(),
-        );
-        let mut d = drive_for(&r);
-        d.end_force = force;
+        let (mut r, d, steps, reference) = d12_suture(config);
         let trace = run(&mut r, &d, h, steps);
         let fraction = -trace.last().unwrap().0 / reference;
         println!(
@@ -183,29 +182,16 @@ fn d12_suture_settles_to_its_static_deflection_within_the_newton_budget() {
 /// against Newton's 3.25 (every iteration factors).
 #[test]
 fn chord_steps_follow_newtons_trajectory_to_the_tolerance() {
-    let p = nylon();
-    let (l, n, h): (f64, usize, f64) = (0.15, 100, 1e-3);
-    let ei = p.bending_stiffness();
-    let omega1 = 3.516 * (ei / (p.linear_density() * l.powi(4))).sqrt();
-    let mut params = DynamicParams::new(&p, l, n);
-    params.mass_damping = 2.0 * omega1;
-    let steps = (6.0 / omega1 / h).ceil() as usize;
-    let reference = 0.30172 * l; // D.5, α = 1
+    let h = 1e-3;
+    let (_, _, steps, reference) = d12_suture(SolverConfig::default());
     let solve = |chord: bool| {
         let config = SolverConfig {
             max_iterations: 40,
             chord,
             ..Default::default()
         };
-        let mut r = CosseratRod::straight(
-            params.clone(),
-            CANTILEVER,
-            config,
-            Vec3::zeros(),
-            horizontal(),
-        );
-        let mut d = drive_for(&r);
-        d.end_force = Vec3::new(0.0, -ei / (l * l), 0.0);
+        let (mut r, d, _, _) = d12_suture(config);
+        let n = r.segments();
         let (mut tip, mut iterations, mut chords) = (Vec::new(), 0, 0);
         for _ in 0..steps {
             let rep = r.step(h, &d).expect("step");
