@@ -1,39 +1,65 @@
-//! Broad phase for rod self-contact: a uniform grid over segment bounding boxes (docs/derivations/der-imc.md §E2.13:
-//! the reference code's O(N²) loop costs ~0.5 ms at N = 150). Cells are `cell` wide; each
-//! segment is entered in every cell its box (grown by half the cutoff) overlaps; pairs sharing
-//! a cell are checked with the exact distance. Pairs closer along the rod than the exclusion
-//! rule allows are skipped (neighbours always touch).
+//! Broad phase for rod self-contact: a two-level box hierarchy over runs of consecutive
+//! segments (docs/derivations/der-imc.md §E2.13: the reference code's O(N²) loop costs
+//! ~0.5 ms at N = 150). Each segment's bounding box is grown by half the cutoff; runs of
+//! [`RUN`] consecutive segments get the union of their boxes. Run pairs whose boxes overlap
+//! are the only places where segment pairs are tested, first by their boxes, then by the exact
+//! distance. A rod's consecutive segments lie close together, so a run's box is small and
+//! the pairs come out in increasing `(i, j)` order without a sort. Pairs closer along the rod
+//! than the exclusion rule allows are skipped (neighbours always touch).
 
 use super::segment;
 use crate::math::Vec3;
 
+/// Segments per run of the hierarchy's upper level.
+pub const RUN: usize = 8;
+
 /// Candidate pairs `(i, j)`, `i < j`, of segments of the polyline `x` (segment k joins `x[k]`
 /// and `x[k+1]`) with `j − i > skip` and exact distance < `cutoff` [m], sorted.
-/// Expected cost O(N) for a rod whose segments are about `cutoff` long or longer.
+/// Expected cost O(N) box tests for a rod whose contacts are few per segment, plus
+/// O((N/RUN)²) tests of the runs' boxes.
 pub fn candidates(x: &[Vec3], skip: usize, cutoff: f64) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    Grid::default().candidates_into(x, skip, cutoff, &mut out);
+    Broad::default().candidates_into(x, skip, cutoff, &mut out);
     out
 }
 
 /// The broad phase's working memory, kept across calls so that a caller stepping every
-/// millisecond (self-contact in the physics loop) allocates only while its rod's pair and
-/// cell counts grow past any earlier step's.
+/// millisecond (self-contact in the physics loop) allocates only while its rod grows past
+/// any earlier step's segments or its runs' overlaps past any earlier count.
 #[derive(Clone, Debug, Default)]
-pub struct Grid {
-    /// (cell, segment) for every cell a segment's grown box overlaps (the general path).
-    entries: Vec<((i64, i64, i64), usize)>,
-    /// The same packed into one word each, `cell x, y, z, segment` 16 bits apiece (cells
-    /// counted from the lowest), where they fit: sorting words is several times cheaper than
-    /// sorting tuples, and the order is the same.
-    keys: Vec<u64>,
-    /// Candidate pairs packed `i << 32 | j`, for the sort and the dedup.
-    pair_keys: Vec<u64>,
+pub struct Broad {
+    /// Every segment's box, grown by half the cutoff: lowest and highest corners [m].
+    lo: Vec<Vec3>,
+    hi: Vec<Vec3>,
+    /// Every run's box (the union of its segments' grown boxes).
+    run_lo: Vec<Vec3>,
+    run_hi: Vec<Vec3>,
+    /// For run `a`, the runs `b ≥ a` whose boxes overlap its box, in increasing order:
+    /// `near[near_start[a]..near_start[a + 1]]`.
+    near: Vec<usize>,
+    near_start: Vec<usize>,
 }
 
-impl Grid {
-    /// [`candidates`] into `out` (cleared first): the cells are found by sorting the
-    /// (cell, segment) entries rather than hashing them, and the pairs are the same set.
+/// Whether two axis-aligned boxes overlap (touching counts).
+#[inline(always)]
+fn overlap(lo_a: &Vec3, hi_a: &Vec3, lo_b: &Vec3, hi_b: &Vec3) -> bool {
+    lo_a.x <= hi_b.x
+        && lo_b.x <= hi_a.x
+        && lo_a.y <= hi_b.y
+        && lo_b.y <= hi_a.y
+        && lo_a.z <= hi_b.z
+        && lo_b.z <= hi_a.z
+}
+
+impl Broad {
+    /// [`candidates`] into `out` (cleared first).
+    ///
+    /// Two segments closer than `cutoff` have grown boxes that overlap (on every axis their
+    /// closest points differ by less than the cutoff, and each box holds its segment's
+    /// closest point), and so have their runs' boxes: the tests below pass every pair the
+    /// exact distance keeps. The boxes are grown by a further 1e-9 of the cutoff, so a pair
+    /// whose computed distance falls below the cutoff by less than the boxes' rounding is
+    /// still tested by the exact distance, which alone decides.
     pub fn candidates_into(
         &mut self,
         x: &[Vec3],
@@ -42,119 +68,68 @@ impl Grid {
         out: &mut Vec<(usize, usize)>,
     ) {
         out.clear();
-        self.entries.clear();
         let n = x.len().saturating_sub(1);
         if n == 0 {
             return;
         }
-        let longest = (0..n).map(|k| (x[k + 1] - x[k]).norm()).fold(0.0, f64::max);
-        let cell = (longest + cutoff).max(1e-12);
-        if !self.packed(x, cutoff, cell, skip, out) {
-            for k in 0..n {
-                for_each_cell(x, k, cutoff, cell, |c| self.entries.push((c, k)));
-            }
-            self.entries.sort_unstable();
-            let e = &self.entries;
-            let mut start = 0;
-            while start < e.len() {
-                let mut end = start + 1;
-                while end < e.len() && e[end].0 == e[start].0 {
-                    end += 1;
+        let grow = 0.5 * cutoff * (1.0 + 1e-9);
+        self.lo.clear();
+        self.hi.clear();
+        for k in 0..n {
+            self.lo.push(x[k].inf(&x[k + 1]).add_scalar(-grow));
+            self.hi.push(x[k].sup(&x[k + 1]).add_scalar(grow));
+        }
+        let runs = n.div_ceil(RUN);
+        self.run_lo.clear();
+        self.run_hi.clear();
+        for a in 0..runs {
+            let seg = a * RUN..((a + 1) * RUN).min(n);
+            let lo = self.lo[seg.clone()]
+                .iter()
+                .fold(self.lo[seg.start], |m, p| m.inf(p));
+            let hi = self.hi[seg.clone()]
+                .iter()
+                .fold(self.hi[seg.start], |m, p| m.sup(p));
+            self.run_lo.push(lo);
+            self.run_hi.push(hi);
+        }
+        self.near.clear();
+        self.near_start.clear();
+        for a in 0..runs {
+            self.near_start.push(self.near.len());
+            for b in a..runs {
+                // No segment of run b lies more than `skip` after one of run a.
+                if (b + 1) * RUN - 1 <= a * RUN + skip {
+                    continue;
                 }
-                // Segments in one cell, in increasing order.
-                for a in start..end {
-                    for b in a + 1..end {
-                        let (i, j) = (e[a].1, e[b].1);
-                        if j - i > skip {
+                if overlap(
+                    &self.run_lo[a],
+                    &self.run_hi[a],
+                    &self.run_lo[b],
+                    &self.run_hi[b],
+                ) {
+                    self.near.push(b);
+                }
+            }
+        }
+        self.near_start.push(self.near.len());
+        for a in 0..runs {
+            let near = &self.near[self.near_start[a]..self.near_start[a + 1]];
+            for i in a * RUN..((a + 1) * RUN).min(n) {
+                let (lo_i, hi_i) = (&self.lo[i], &self.hi[i]);
+                for &b in near {
+                    if !overlap(lo_i, hi_i, &self.run_lo[b], &self.run_hi[b]) {
+                        continue;
+                    }
+                    for j in (b * RUN).max(i + skip + 1)..((b + 1) * RUN).min(n) {
+                        if overlap(lo_i, hi_i, &self.lo[j], &self.hi[j])
+                            && segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance
+                                < cutoff
+                        {
                             out.push((i, j));
                         }
                     }
                 }
-                start = end;
-            }
-            out.sort_unstable();
-            out.dedup();
-        }
-        out.retain(|&(i, j)| {
-            segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
-        });
-    }
-}
-
-impl Grid {
-    /// The cell pass of [`Grid::candidates_into`] on packed words, when every cell index
-    /// (counted from the lowest) and every segment fits 16 bits: the same pairs in the same
-    /// order into `out` (before the exact-distance filter). False, with `out` untouched,
-    /// where they do not fit (a rod spread over more than 65 536 cells, or with more
-    /// segments).
-    fn packed(
-        &mut self,
-        x: &[Vec3],
-        cutoff: f64,
-        cell: f64,
-        skip: usize,
-        out: &mut Vec<(usize, usize)>,
-    ) -> bool {
-        let n = x.len() - 1;
-        let key = |v: f64| (v / cell).floor() as i64;
-        let lo = x.iter().fold(Vec3::repeat(f64::INFINITY), |m, p| m.inf(p));
-        let hi = x
-            .iter()
-            .fold(Vec3::repeat(f64::NEG_INFINITY), |m, p| m.sup(p));
-        let base = lo.add_scalar(-0.5 * cutoff).map(key);
-        let top = hi.add_scalar(0.5 * cutoff).map(key);
-        const FIELD: i64 = 1 << 16;
-        if n >= FIELD as usize || (0..3).any(|a| top[a] - base[a] >= FIELD) {
-            return false;
-        }
-        self.keys.clear();
-        for k in 0..n {
-            for_each_cell(x, k, cutoff, cell, |(i, j, l)| {
-                let c = [i - base.x, j - base.y, l - base.z].map(|v| v as u64);
-                self.keys
-                    .push(c[0] << 48 | c[1] << 32 | c[2] << 16 | k as u64);
-            });
-        }
-        self.keys.sort_unstable();
-        self.pair_keys.clear();
-        let e = &self.keys;
-        let mut start = 0;
-        while start < e.len() {
-            let mut end = start + 1;
-            while end < e.len() && e[end] >> 16 == e[start] >> 16 {
-                end += 1;
-            }
-            for a in start..end {
-                for b in a + 1..end {
-                    let (i, j) = (e[a] & 0xffff, e[b] & 0xffff);
-                    if (j - i) as usize > skip {
-                        self.pair_keys.push(i << 32 | j);
-                    }
-                }
-            }
-            start = end;
-        }
-        self.pair_keys.sort_unstable();
-        self.pair_keys.dedup();
-        out.extend(
-            self.pair_keys
-                .iter()
-                .map(|&p| ((p >> 32) as usize, (p & 0xffff_ffff) as usize)),
-        );
-        true
-    }
-}
-
-/// Every cell (`cell` wide) that segment `k`'s box, grown by half of `cutoff`, overlaps.
-#[inline]
-fn for_each_cell(x: &[Vec3], k: usize, cutoff: f64, cell: f64, mut f: impl FnMut((i64, i64, i64))) {
-    let key = |v: f64| (v / cell).floor() as i64;
-    let lo = x[k].inf(&x[k + 1]).add_scalar(-0.5 * cutoff);
-    let hi = x[k].sup(&x[k + 1]).add_scalar(0.5 * cutoff);
-    for i in key(lo.x)..=key(hi.x) {
-        for j in key(lo.y)..=key(hi.y) {
-            for l in key(lo.z)..=key(hi.z) {
-                f((i, j, l));
             }
         }
     }

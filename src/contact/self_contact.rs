@@ -3,7 +3,7 @@
 //! `k_c ln(1 + e^{k_e(2 − Δ/h)})/k_e` (contact::imc) on their exact distance, inside the
 //! Cosserat Newton solve as a [`NodePotential`].
 //!
-//! - Candidates are found by the grid broad phase at the start of each step (cutoff
+//! - Candidates are found by the broad phase (contact::broad) at the start of each step (cutoff
 //!   `2h + margin`, margin larger than a step's relative motion) and frozen for the step,
 //!   as in the thesis (docs/derivations/der-imc.md §E2.8); no Newton iterate brings a candidate
 //!   pair's centrelines closer than `(2 − ITERATE_OVERLAP) r` (conservative advancement, §F6),
@@ -137,7 +137,7 @@ pub struct SelfContact {
     late: Vec<(usize, usize)>,
     /// The broad phase's working memory and a pair list, kept across steps so the physics
     /// loop's broad phases reuse their memory.
-    grid: broad::Grid,
+    broad: broad::Broad,
     found: Vec<(usize, usize)>,
     /// The broad phase `begin` asks for, found ahead by `accept` where it looked anyway: the
     /// pairs within `ahead_cutoff` [m] of the positions `ahead_x` [m], valid while
@@ -193,7 +193,7 @@ impl SelfContact {
             x_start: Vec::new(),
             lags: Vec::new(),
             late: Vec::new(),
-            grid: broad::Grid::default(),
+            broad: broad::Broad::default(),
             found: Vec::new(),
             ahead: Vec::new(),
             ahead_x: Vec::new(),
@@ -263,7 +263,7 @@ impl SelfContact {
             // Kept only between the re-solves of one step (cleared once a step is accepted).
             late: _,
             // Working memory.
-            grid: _,
+            broad: _,
             found: _,
             // A search done ahead: the list `begin` would find (a function of the positions).
             ahead: _,
@@ -438,7 +438,7 @@ impl NodePotential for SelfContact {
             // The last `accept` searched these very positions at this cutoff.
             std::mem::swap(&mut self.pairs, &mut self.ahead);
         } else {
-            self.grid
+            self.broad
                 .candidates_into(x_start, self.skip, cutoff, &mut self.pairs);
         }
         self.ahead_valid = false;
@@ -604,7 +604,7 @@ impl NodePotential for SelfContact {
             let ahead_cutoff = self.contact_distance() + self.margin;
             if ahead_cutoff >= cutoff {
                 let mut ahead = std::mem::take(&mut self.ahead);
-                self.grid
+                self.broad
                     .candidates_into(x, self.skip, ahead_cutoff, &mut ahead);
                 found.clear();
                 found.extend(ahead.iter().copied().filter(|&(i, j)| {
@@ -616,7 +616,7 @@ impl NodePotential for SelfContact {
                 self.ahead_cutoff = ahead_cutoff;
                 self.ahead_valid = true;
             } else {
-                self.grid.candidates_into(x, self.skip, cutoff, &mut found);
+                self.broad.candidates_into(x, self.skip, cutoff, &mut found);
             }
             if let Some(b) = self.broken {
                 found.retain(|&(i, j)| i != b && j != b);
@@ -660,7 +660,7 @@ impl NodePotential for SelfContact {
                 // (The broad phase's memory and the found pairs' buffer are reused: the
                 // physics loop does not allocate.)
                 let mut swept = std::mem::take(&mut self.found);
-                self.grid
+                self.broad
                     .candidates_into(&self.x_start, self.skip, reach, &mut swept);
                 let broken = self.broken;
                 for &p in &swept {
