@@ -53,6 +53,31 @@ fn overlap(lo_a: &Vec3, hi_a: &Vec3, lo_b: &Vec3, hi_b: &Vec3) -> bool {
 
 impl Broad {
     /// [`candidates`] into `out` (cleared first).
+    pub fn candidates_into(
+        &mut self,
+        x: &[Vec3],
+        skip: usize,
+        cutoff: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        self.search(x, skip, cutoff, out, None);
+    }
+
+    /// [`Broad::candidates_into`], with each pair's exact distance [m] (`segment::distance`)
+    /// into `distances` (cleared first), in the order of `out`.
+    pub fn candidates_with_distances_into(
+        &mut self,
+        x: &[Vec3],
+        skip: usize,
+        cutoff: f64,
+        out: &mut Vec<(usize, usize)>,
+        distances: &mut Vec<f64>,
+    ) {
+        distances.clear();
+        self.search(x, skip, cutoff, out, Some(distances));
+    }
+
+    /// The search of both.
     ///
     /// Two segments closer than `cutoff` have grown boxes that overlap (on every axis their
     /// closest points differ by less than the cutoff, and each box holds its segment's
@@ -60,12 +85,13 @@ impl Broad {
     /// exact distance keeps. The boxes are grown by a further 1e-9 of the cutoff, so a pair
     /// whose computed distance falls below the cutoff by less than the boxes' rounding is
     /// still tested by the exact distance, which alone decides.
-    pub fn candidates_into(
+    fn search(
         &mut self,
         x: &[Vec3],
         skip: usize,
         cutoff: f64,
         out: &mut Vec<(usize, usize)>,
+        mut distances: Option<&mut Vec<f64>>,
     ) {
         out.clear();
         let n = x.len().saturating_sub(1);
@@ -122,11 +148,15 @@ impl Broad {
                         continue;
                     }
                     for j in (b * RUN).max(i + skip + 1)..((b + 1) * RUN).min(n) {
-                        if overlap(lo_i, hi_i, &self.lo[j], &self.hi[j])
-                            && segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance
-                                < cutoff
-                        {
+                        if !overlap(lo_i, hi_i, &self.lo[j], &self.hi[j]) {
+                            continue;
+                        }
+                        let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+                        if d < cutoff {
                             out.push((i, j));
+                            if let Some(ds) = distances.as_deref_mut() {
+                                ds.push(d);
+                            }
                         }
                     }
                 }

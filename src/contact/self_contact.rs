@@ -44,6 +44,7 @@ use super::obstacle::mollifier;
 use super::segment;
 use crate::math::Vec3;
 use crate::rod::{NodePotential, PotentialSink, Projection};
+use std::cell::RefCell;
 
 /// Segments closer along the rod than this many indices never interact (they touch at
 /// shared or nearby nodes); docs/derivations/der-imc.md §F5 A: |i − j| ≥ 3 for segments of about 2h.
@@ -146,8 +147,31 @@ pub struct SelfContact {
     /// [`SelfContact::accept`]).
     ahead: Vec<(usize, usize)>,
     ahead_x: Vec<Vec3>,
+    /// Scratch: the exact distances of `ahead`'s pairs as the broad phase measured them.
+    ahead_d: Vec<f64>,
     ahead_cutoff: f64,
     ahead_valid: bool,
+    /// The candidate pairs' exact distances at the positions the last `evaluate` saw: the
+    /// line search's `max_step` and the step's `accept` look at the point last evaluated
+    /// (the accepted trial), and take its distances from here instead of computing them
+    /// again (the same function of the same numbers: the same bits). Working memory,
+    /// written by `evaluate` through `&self`.
+    seen: RefCell<Seen>,
+}
+
+/// Distances `d` [m] of the pairs `pairs` at the positions `x` [m] (see `SelfContact::seen`).
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    x: Vec<Vec3>,
+    pairs: Vec<(usize, usize)>,
+    d: Vec<f64>,
+}
+
+impl Seen {
+    /// The distances, where they were taken at `x` for `pairs`.
+    fn at(&self, x: &[Vec3], pairs: &[(usize, usize)]) -> Option<&[f64]> {
+        (self.x.as_slice() == x && self.pairs.as_slice() == pairs).then_some(self.d.as_slice())
+    }
 }
 
 /// Eigenvalues of a pair's exact Hessian below this fraction of its largest are rounding (the
@@ -197,7 +221,9 @@ impl SelfContact {
             found: Vec::new(),
             ahead: Vec::new(),
             ahead_x: Vec::new(),
+            ahead_d: Vec::new(),
             ahead_cutoff: 0.0,
+            seen: RefCell::default(),
             ahead_valid: false,
             eps_u: 1e-7,
             h: None,
@@ -268,8 +294,11 @@ impl SelfContact {
             // A search done ahead: the list `begin` would find (a function of the positions).
             ahead: _,
             ahead_x: _,
+            ahead_d: _,
             ahead_cutoff: _,
             ahead_valid: _,
+            // Working memory: distances at the last evaluated point.
+            seen: _,
             eps_u: _,
             h: _,
             pairs,
@@ -500,8 +529,16 @@ impl NodePotential for SelfContact {
         let peak = self.params.stiffness * self.params.sharpness
             / (4.0 * self.params.radius * self.params.radius);
         let full = self.hessian == ContactHessian::Full;
+        let mut seen = self.seen.borrow_mut();
+        let seen = &mut *seen;
+        seen.x.clear();
+        seen.x.extend_from_slice(x);
+        seen.pairs.clear();
+        seen.pairs.extend_from_slice(&self.pairs);
+        seen.d.clear();
         for &(i, j) in &self.pairs {
             let c = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]);
+            seen.d.push(c.distance);
             let (e, de, dde) = energy_of_distance(c.distance, &self.params);
             value += e;
             let Some(sink) = sink.as_deref_mut() else {
@@ -583,10 +620,16 @@ impl NodePotential for SelfContact {
             .fold(0.0, f64::max);
         let mut min = f64::INFINITY;
         let mut active = 0;
-        for &(i, j) in &self.pairs {
-            let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+        let contact = self.contact_distance();
+        let seen = self.seen.get_mut();
+        let cached = seen.at(x, &self.pairs);
+        for (k, &(i, j)) in self.pairs.iter().enumerate() {
+            let d = match cached {
+                Some(d) => d[k],
+                None => segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
+            };
             min = min.min(d);
-            active += usize::from(d < self.contact_distance());
+            active += usize::from(d < contact);
         }
         self.min_distance = min;
         self.active = active;
@@ -604,12 +647,23 @@ impl NodePotential for SelfContact {
             let ahead_cutoff = self.contact_distance() + self.margin;
             if ahead_cutoff >= cutoff {
                 let mut ahead = std::mem::take(&mut self.ahead);
-                self.broad
-                    .candidates_into(x, self.skip, ahead_cutoff, &mut ahead);
+                let mut d = std::mem::take(&mut self.ahead_d);
+                self.broad.candidates_with_distances_into(
+                    x,
+                    self.skip,
+                    ahead_cutoff,
+                    &mut ahead,
+                    &mut d,
+                );
                 found.clear();
-                found.extend(ahead.iter().copied().filter(|&(i, j)| {
-                    segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance < cutoff
-                }));
+                found.extend(
+                    ahead
+                        .iter()
+                        .zip(&d)
+                        .filter(|&(_, &d)| d < cutoff)
+                        .map(|(&p, _)| p),
+                );
+                self.ahead_d = d;
                 self.ahead = ahead;
                 self.ahead_x.clear();
                 self.ahead_x.extend_from_slice(x);
@@ -708,8 +762,13 @@ impl NodePotential for SelfContact {
         // left a pair already in contact only ~1e-3 of a Newton step when it slid along).
         let tol = self.tolerance;
         let allow = ITERATE_OVERLAP * self.params.radius;
-        for &(i, j) in &self.pairs {
-            let d = segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance;
+        let seen = self.seen.borrow();
+        let cached = seen.at(x, &self.pairs);
+        for (k, &(i, j)) in self.pairs.iter().enumerate() {
+            let d = match cached {
+                Some(d) => d[k],
+                None => segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
+            };
             let gap = d - self.contact_distance();
             let m = |k: usize| (x_full[k] - x[k]).norm();
             let v = m(i).max(m(i + 1)) + m(j).max(m(j + 1));
