@@ -42,7 +42,7 @@ fn measured_unconverged(path: &str) -> Option<usize> {
         | "scenes/knot_granny.toml (der)"
         | "scenes/knot_surgeons.toml"
         | "scenes/knot_surgeons.toml (der)"
-        | "scenes/knot_overhand.toml (chord)" => 0,
+        | "scenes/knot_overhand.toml (newton)" => 0,
         _ if path.contains("(pd)") => return None,
         _ => panic!("{path}: no measured convergence: measure it and add it here"),
     })
@@ -66,7 +66,8 @@ fn tighten(path: &str, determinant: u128) -> Vec<Vec3> {
 /// another iteration fails.
 fn measured_iterations(path: &str) -> Option<usize> {
     Some(match path {
-        "scenes/knot_overhand.toml" => 21_844,
+        "scenes/knot_overhand.toml" => CHORD_ITERATIONS,
+        "scenes/knot_overhand.toml (newton)" => 21_844,
         "scenes/knot_overhand.toml (der)" => 22_029,
         "scenes/knot_cinquefoil.toml" => 29_528,
         "scenes/knot_cinquefoil.toml (der)" => 30_879,
@@ -76,15 +77,14 @@ fn measured_iterations(path: &str) -> Option<usize> {
         "scenes/knot_granny.toml (der)" => 32_639,
         "scenes/knot_surgeons.toml" => 33_204,
         "scenes/knot_surgeons.toml (der)" => 34_707,
-        "scenes/knot_overhand.toml (chord)" => CHORD_ITERATIONS,
         _ if path.contains("(pd)") => return None,
         _ => panic!("{path}: no measured iteration count: measure it and add it here"),
     })
 }
 
-/// The overhand with chord steps (`[solver] chord = true`, der-imc.md §F13), measured as
-/// above: its Newton iterations, and how many of them factored the Hessian (the rest reused
-/// the step's last factorisation).
+/// The overhand, which takes chord steps (its scene's `[solver] chord = true`, der-imc.md
+/// §F13), measured as above (2026-12-02): its Newton iterations, and how many of them factored
+/// the Hessian (the rest reused the step's last factorisation).
 const CHORD_ITERATIONS: usize = 23_555;
 const CHORD_FACTORISATIONS: usize = 10_045;
 
@@ -92,7 +92,7 @@ const CHORD_FACTORISATIONS: usize = 10_045;
 /// the chord steps of a scene that asks for them.
 fn measured_factorisations(path: &str) -> Option<usize> {
     match path {
-        "scenes/knot_overhand.toml (chord)" => Some(CHORD_FACTORISATIONS),
+        "scenes/knot_overhand.toml" => Some(CHORD_FACTORISATIONS),
         _ => measured_iterations(path),
     }
 }
@@ -237,27 +237,34 @@ fn tighten_text(path: &str, text: &str, determinant: u128) -> Vec<Vec3> {
     sc.world.rods[0].positions().to_vec()
 }
 
+/// The overhand's scene with its chord steps turned off (`chord = false`): Newton's method
+/// factoring every iteration, as the other knot scenes and the overhand's variants below step.
+fn overhand_newton(text: &str) -> String {
+    let newton = text.replace("chord = true", "chord = false");
+    assert!(newton.contains("chord = false"));
+    newton
+}
+
+/// The overhand knot as its scene steps it, with chord steps (`[solver] chord = true`,
+/// der-imc.md §F13): the knot kept, nothing through anything, the loop shrinking under a
+/// rising pull, no step at the cap, with the iterations and factorisations bounded as
+/// measured.
 #[test]
 fn overhand_knot_tightens_as_a_trefoil_without_interpenetration() {
     let x = tighten("scenes/knot_overhand.toml", 3);
     assert_eq!(topology::identify_open(&x).unwrap().name, Some("trefoil"));
 }
 
-/// The same overhand knot with chord steps (`[solver] chord = true`, der-imc.md §F13): the
-/// same checks pass (the knot kept, nothing through anything, the loop shrinking under a
-/// rising pull, no step at the cap), with the iterations and factorisations bounded as
-/// measured; and it takes fewer factorisations than the default's iterations, each of which
-/// factors.
+/// The same overhand knot by Newton's method (every iteration factors): the same checks pass;
+/// and the scene's chord steps take fewer than half as many factorisations as Newton's
+/// iterations.
 #[test]
-fn overhand_knot_tightens_with_chord_steps() {
+fn overhand_knot_tightens_by_newtons_method() {
     let path = "scenes/knot_overhand.toml";
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("elements = 300", "elements = 300\nchord = true");
-    assert!(text.contains("chord = true"));
-    let x = tighten_text("scenes/knot_overhand.toml (chord)", &text, 3);
+    let text = overhand_newton(&std::fs::read_to_string(path).unwrap());
+    let x = tighten_text("scenes/knot_overhand.toml (newton)", &text, 3);
     assert_eq!(topology::identify_open(&x).unwrap().name, Some("trefoil"));
-    let newton = measured_iterations(path).unwrap();
+    let newton = measured_iterations("scenes/knot_overhand.toml (newton)").unwrap();
     assert!(
         2 * CHORD_FACTORISATIONS < newton,
         "{CHORD_FACTORISATIONS} factorisations against Newton's {newton}"
@@ -268,8 +275,10 @@ fn overhand_knot_tightens_with_chord_steps() {
 /// step), self-contact as projections (pd.rs): the same checks pass.
 #[test]
 fn overhand_knot_tightens_with_projective_dynamics() {
+    // (Chord steps are Newton's: the option is left out.)
     let text = std::fs::read_to_string("scenes/knot_overhand.toml")
         .unwrap()
+        .replace("chord = true", "")
         .replace(
             "model = \"cosserat\"",
             "model = \"cosserat\"\nsolver = \"pd\"\niterations = 20",
@@ -324,8 +333,10 @@ fn surgeons_knot_tightens_and_is_recognised() {
 
 /// [`tighten`] with `model = "der"` (issue #8 Done-when 3).
 fn tighten_der(path: &str, determinant: u128) -> Vec<Vec3> {
+    // By Newton's method, as every DER scene was measured.
     let text = std::fs::read_to_string(path)
         .unwrap()
+        .replace("chord = true", "chord = false")
         .replace("model = \"cosserat\"", "model = \"der\"");
     assert!(text.contains("model = \"der\""));
     tighten_text(&format!("{path} (der)"), &text, determinant)
@@ -353,8 +364,8 @@ fn der_cinquefoil_square_granny_and_surgeons_knots_tighten_and_are_recognised() 
 fn tighten_then_hold(mu: f64, law: &str, fraction: f64, pull: f64, hold: f64) -> (Vec<f64>, f64) {
     use suture::rod::EndCondition;
     // The scene pulls 0.108 m per end from 1 s to 10 s; keep the speed, pull for `pull` s.
-    let text = std::fs::read_to_string("scenes/knot_overhand.toml")
-        .unwrap()
+    // By Newton's method, as the holds were measured.
+    let text = overhand_newton(&std::fs::read_to_string("scenes/knot_overhand.toml").unwrap())
         .replace(
             "self_contact = true",
             &format!("self_contact = true\nself_friction = {mu}\nself_friction_model = \"{law}\""),
