@@ -626,8 +626,11 @@ pub(crate) fn newton<R: NewtonRod>(
             qerr = rod.set_trial_rest(t);
             // The full step is assembled with its Hessian (it is usually taken); a backtracked
             // trial, and the last allowed iteration's, only with its gradient: the Hessian is
-            // assembled once the next iteration needs it (`stale`).
-            let eval = if it + 1 == max_iterations || t < 0.3 * t_max || chord_next {
+            // assembled once the next iteration needs it (`stale`). So is a small step's full
+            // trial: taken, it ends the solve (the convergence test below), and no iteration
+            // reads its Hessian (Φ and the gradient are the same bits either way).
+            let last = small && t == 1.0;
+            let eval = if it + 1 == max_iterations || t < 0.3 * t_max || chord_next || last {
                 Eval::Gradient
             } else {
                 Eval::Exact
