@@ -330,8 +330,59 @@ impl Banded {
     /// Rows are read from `src` (or taken in place) as they enter the window, with `shift` on
     /// the diagonal. Twisted around `[k0, k1)`: pivots `0..k0` top down, `k1..n` bottom up,
     /// then `k0..k1` top down (the module documentation).
-    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
+    ///
+    /// Run in the copy compiled for AVX2 where the CPU has it ([`crate::math::avx2`]): the
+    /// same operations in the same order (no fused multiply-add), so the same bits, with the
+    /// window's independent updates four to a register instead of two.
     fn factor_fixed<const B: usize>(
+        &mut self,
+        src: Option<&Banded>,
+        shift: f64,
+        k0: usize,
+        k1: usize,
+    ) -> Result<(), NotPositiveDefinite> {
+        self.factor_fixed_on::<B>(crate::math::avx2(), src, shift, k0, k1)
+    }
+
+    /// [`Banded::factor_fixed`] in the copy compiled for AVX2 if `avx2` (the CPU must have it),
+    /// else in the baseline one; both give the same bits.
+    fn factor_fixed_on<const B: usize>(
+        &mut self,
+        avx2: bool,
+        src: Option<&Banded>,
+        shift: f64,
+        k0: usize,
+        k1: usize,
+    ) -> Result<(), NotPositiveDefinite> {
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            assert!(crate::math::avx2(), "factor_fixed: this CPU has no AVX2");
+            // SAFETY: the CPU has AVX2 (asserted above).
+            #[allow(unsafe_code)] // calling the copy compiled for AVX2
+            return unsafe { self.factor_fixed_avx2::<B>(src, shift, k0, k1) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = avx2;
+        self.factor_fixed_any::<B>(src, shift, k0, k1)
+    }
+
+    /// [`Banded::factor_fixed_any`] compiled for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn factor_fixed_avx2<const B: usize>(
+        &mut self,
+        src: Option<&Banded>,
+        shift: f64,
+        k0: usize,
+        k1: usize,
+    ) -> Result<(), NotPositiveDefinite> {
+        self.factor_fixed_any::<B>(src, shift, k0, k1)
+    }
+
+    /// The body of [`Banded::factor_fixed`], inlined into each copy.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // banded index arithmetic reads clearer as loops
+    fn factor_fixed_any<const B: usize>(
         &mut self,
         src: Option<&Banded>,
         shift: f64,
@@ -1539,6 +1590,60 @@ mod tests {
         // The source is untouched and the factor is of A + μ diag|A|.
         let err = shifted_solve_error(&bad, 10.0, &f);
         assert!(err < 1e-12, "{err}");
+    }
+
+    /// The factor compiled for AVX2 gives the baseline copy's bits: plain and twisted,
+    /// shifted, and indefinite with negative pivots (the same count), at both rod bandwidths;
+    /// and fails at the same row where the matrix is not definite.
+    #[test]
+    fn the_factor_compiled_for_avx2_is_the_baseline_bit_for_bit() {
+        if !crate::math::avx2() {
+            eprintln!("no AVX2 on this CPU: only the baseline copy runs");
+            return;
+        }
+        let mut compared = 0;
+        for b in [8, 10] {
+            for (seed, n) in [(3u64, 60usize), (4, 97)] {
+                let a = random(n, b, seed);
+                // Indefinite for the floor's path: two strongly negative diagonal entries.
+                let mut indefinite = a.clone();
+                indefinite.add_diagonal(n / 3, -3.0 * indefinite.get(n / 3, n / 3).abs());
+                indefinite
+                    .add_diagonal(2 * n / 3, -3.0 * indefinite.get(2 * n / 3, 2 * n / 3).abs());
+                for (k0, k1) in [(0, n), (n / 4, n / 2), (n / 2, n / 2 + 3)] {
+                    for shift in [0.0, 1e-3] {
+                        let factor = |avx2: bool, m: &Banded, floor: f64| {
+                            let mut f = Banded::new(n, b);
+                            f.pivot_floor = floor;
+                            if floor > 0.0 {
+                                let w = b + 1;
+                                for (i, d) in f.inv.iter_mut().enumerate() {
+                                    let a = m.band[i * w + w - 1];
+                                    *d = (a + shift * a.abs()).abs();
+                                }
+                            }
+                            let r = match b {
+                                8 => f.factor_fixed_on::<8>(avx2, Some(m), shift, k0, k1),
+                                _ => f.factor_fixed_on::<10>(avx2, Some(m), shift, k0, k1),
+                            };
+                            (r, f.band.clone(), f.inv.clone(), f.negatives)
+                        };
+                        for (m, floor) in [(&a, 0.0), (&indefinite, 0.0), (&indefinite, 1e-12)] {
+                            let (r0, band0, inv0, neg0) = factor(false, m, floor);
+                            let (r1, band1, inv1, neg1) = factor(true, m, floor);
+                            assert_eq!(r0, r1, "b {b} n {n} K [{k0}, {k1}) shift {shift}");
+                            let bits =
+                                |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(bits(&band0), bits(&band1), "b {b} n {n} K [{k0}, {k1})");
+                            assert_eq!(bits(&inv0), bits(&inv1), "b {b} n {n} K [{k0}, {k1})");
+                            assert_eq!(neg0, neg1);
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 2 * 2 * 3 * 2 * 3);
     }
 
     #[test]
