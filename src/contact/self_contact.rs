@@ -174,6 +174,15 @@ impl Seen {
     }
 }
 
+/// The exact distance [m] of pair `k`, `(i, j)`, at `x`: from `cached` (the distances
+/// [`Seen::at`] gave for these positions and pairs) or measured.
+fn pair_distance(cached: Option<&[f64]>, k: usize, (i, j): (usize, usize), x: &[Vec3]) -> f64 {
+    match cached {
+        Some(d) => d[k],
+        None => segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
+    }
+}
+
 /// Eigenvalues of a pair's exact Hessian below this fraction of its largest are rounding (the
 /// Hessian has rank ≤ 5 of 12) and are not made terms.
 const EIGEN_FLOOR: f64 = 1e-10;
@@ -623,11 +632,8 @@ impl NodePotential for SelfContact {
         let contact = self.contact_distance();
         let seen = self.seen.get_mut();
         let cached = seen.at(x, &self.pairs);
-        for (k, &(i, j)) in self.pairs.iter().enumerate() {
-            let d = match cached {
-                Some(d) => d[k],
-                None => segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
-            };
+        for (k, &pair) in self.pairs.iter().enumerate() {
+            let d = pair_distance(cached, k, pair, x);
             min = min.min(d);
             active += usize::from(d < contact);
         }
@@ -765,10 +771,7 @@ impl NodePotential for SelfContact {
         let seen = self.seen.borrow();
         let cached = seen.at(x, &self.pairs);
         for (k, &(i, j)) in self.pairs.iter().enumerate() {
-            let d = match cached {
-                Some(d) => d[k],
-                None => segment::distance(&x[i], &x[i + 1], &x[j], &x[j + 1]).distance,
-            };
+            let d = pair_distance(cached, k, (i, j), x);
             let gap = d - self.contact_distance();
             let m = |k: usize| (x_full[k] - x[k]).norm();
             let v = m(i).max(m(i + 1)) + m(j).max(m(j + 1));

@@ -228,8 +228,8 @@ impl Banded {
     pub fn factor(&mut self) -> Result<(), NotPositiveDefinite> {
         let n = self.n;
         match self.b {
-            8 => self.factor_fixed::<8>(None, 0.0, 0, n),
-            10 => self.factor_fixed::<10>(None, 0.0, 0, n),
+            8 => self.factor_fixed::<8>(crate::math::avx2(), None, 0.0, 0, n),
+            10 => self.factor_fixed::<10>(crate::math::avx2(), None, 0.0, 0, n),
             _ => {
                 self.inner = (0, n);
                 self.factor_any()
@@ -267,8 +267,8 @@ impl Banded {
             "factor_twisted_from: bad interval"
         );
         match self.b {
-            8 => self.factor_fixed::<8>(Some(a), shift, k0, k1),
-            10 => self.factor_fixed::<10>(Some(a), shift, k0, k1),
+            8 => self.factor_fixed::<8>(crate::math::avx2(), Some(a), shift, k0, k1),
+            10 => self.factor_fixed::<10>(crate::math::avx2(), Some(a), shift, k0, k1),
             _ => {
                 self.band.copy_from_slice(&a.band);
                 if shift > 0.0 {
@@ -331,22 +331,11 @@ impl Banded {
     /// the diagonal. Twisted around `[k0, k1)`: pivots `0..k0` top down, `k1..n` bottom up,
     /// then `k0..k1` top down (the module documentation).
     ///
-    /// Run in the copy compiled for AVX2 where the CPU has it ([`crate::math::avx2`]): the
-    /// same operations in the same order (no fused multiply-add), so the same bits, with the
-    /// window's independent updates four to a register instead of two.
+    /// Run in the copy compiled for AVX2 if `avx2` (the CPU must have it; callers pass
+    /// [`crate::math::avx2`]), else in the baseline one: the same operations in the same order
+    /// (no fused multiply-add), so the same bits, with the window's independent updates four
+    /// to a register instead of two.
     fn factor_fixed<const B: usize>(
-        &mut self,
-        src: Option<&Banded>,
-        shift: f64,
-        k0: usize,
-        k1: usize,
-    ) -> Result<(), NotPositiveDefinite> {
-        self.factor_fixed_on::<B>(crate::math::avx2(), src, shift, k0, k1)
-    }
-
-    /// [`Banded::factor_fixed`] in the copy compiled for AVX2 if `avx2` (the CPU must have it),
-    /// else in the baseline one; both give the same bits.
-    fn factor_fixed_on<const B: usize>(
         &mut self,
         avx2: bool,
         src: Option<&Banded>,
@@ -1623,8 +1612,8 @@ mod tests {
                                 }
                             }
                             let r = match b {
-                                8 => f.factor_fixed_on::<8>(avx2, Some(m), shift, k0, k1),
-                                _ => f.factor_fixed_on::<10>(avx2, Some(m), shift, k0, k1),
+                                8 => f.factor_fixed::<8>(avx2, Some(m), shift, k0, k1),
+                                _ => f.factor_fixed::<10>(avx2, Some(m), shift, k0, k1),
                             };
                             (r, f.band.clone(), f.inv.clone(), f.negatives)
                         };
