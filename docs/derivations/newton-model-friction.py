@@ -1,4 +1,4 @@
-# Classifies the self-contact-friction-stalled Newton iterations of the tie (docs/performance.md,
+# Classifies the stalled Newton iterations of the tie by potential and its friction pairs (docs/performance.md,
 # "Why the long steps' Newton model is poor"): run on the stderr of
 # `NEWTON_FD=1 NEWTON_DIAG=1 step_profile sq.surec --window 30` with newton-model-diagnostics.patch
 # applied: `python3 newton-model-friction.py diag.txt`.
@@ -48,3 +48,27 @@ if sl:
     # change of y relative
     ch=sorted(abs(b-a)/a for a,b in ys if a>=1 and b>=1)
     print('relative change of slip over the step: median', ch[len(ch)//2], 'p90', ch[int(0.9*(len(ch)-1))])
+
+# Which potential carries the miss, over every checked iteration whose miss exceeds 5 % of |g|
+# (the section's first table): parts 0–3 are the obstacle contact, self-contact, the needle's
+# attachment and the holds (channels and grips); 4 and 5 the obstacle and self-contact again,
+# evaluated without friction.
+parts = collections.Counter()
+checked = 0
+for line in open(sys.argv[1]):
+    if 'FD it' not in line:
+        continue
+    d = {int(k): float(a) for k, a, b in re.findall(r'part(\d+): nonlin (\S+) \|g\| (\S+);', line)}
+    rem = re.search(r'\|g\(1\)-\(g\+Hdz\)\| (\S+)', line)
+    g = re.search(r'of \|g\| (\S+);', line)
+    if not rem or len(d) < 8 or float(rem.group(1)) < 0.05 * float(g.group(1)):
+        continue
+    checked += 1
+    best = max((0, 1, 2, 3), key=lambda k: d[k])
+    if best == 0:
+        parts['obstacle, friction' if d[4] < 0.2 * d[0] else 'obstacle, normal'] += 1
+    elif best == 1:
+        parts['self-contact, friction' if d[5] < 0.2 * d[1] else 'self-contact, normal'] += 1
+    else:
+        parts['needle attachment' if best == 2 else 'channels and grips'] += 1
+print(checked, parts.most_common())
